@@ -1,0 +1,305 @@
+"""The ``graphmem`` command line: parse, call one library function, print.
+
+Every command takes ``--home DIR`` (or ``GRAPHMEM_HOME``; default ``./.graphmem``) and, where it
+returns data, ``--json``. Errors caused by input exit with status 1 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .. import kb as kb_module
+from ..errors import GraphmemError
+from ..extraction import Extraction, load_extraction_file
+from . import render
+
+__all__ = ["main", "cli"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _emit(data: Any, as_json: bool, human: Callable[[Any], str]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        click.echo(human(data))
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
+
+
+def handle_errors(fn: F) -> F:
+    """Turn library errors into one line on stderr and exit status 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GraphmemError as exc:
+            _fail(str(exc))
+        except KeyboardInterrupt:
+            click.echo("interrupted; every finished operation is committed", err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _open(ctx: click.Context, create: bool = False) -> kb_module.KnowledgeBase:
+    home = ctx.obj["home"]
+    kb = kb_module.open(home, create=create)
+    ctx.call_on_close(kb.close)
+    return kb
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="GRAPHMEM_HOME",
+    default=Path(kb_module.DEFAULT_HOME),
+    show_default=True,
+    help="Knowledge base folder (env GRAPHMEM_HOME).",
+)
+@click.version_option(package_name="graphmem")
+@click.pass_context
+def cli(ctx: click.Context, home: Path) -> None:
+    """graphmem: a persistent context graph for AI agents."""
+    ctx.ensure_object(dict)
+    ctx.obj["home"] = home
+
+
+@cli.command()
+@json_option
+@click.pass_context
+@handle_errors
+def init(ctx: click.Context, as_json: bool) -> None:
+    """Create the knowledge base (folder, config.toml, graph.db, wiki/) if absent."""
+    home: Path = ctx.obj["home"]
+    existed = (home / "graph.db").exists()
+    kb = _open(ctx, create=True)
+    data = {"home": str(kb.home), "created": not existed, "config": str(kb.home / "config.toml")}
+    _emit(data, as_json, lambda d: f"{'created' if d['created'] else 'already initialised'}: {d['home']}")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        _fail(f"{path}: cannot read ({exc.strerror})")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        _fail(f"{path}: not UTF-8 text (invalid byte at position {exc.start}); convert it to UTF-8 first")
+    raise AssertionError("unreachable")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--extraction", "extraction_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="EXTRACTION.json: {entities: [...], relations: [...]} in the seed's format.")
+@click.option("--id", "doc_id", help="Document id (default: the file name without extension).")
+@click.option("--title", help="Title (default: the file name).")
+@click.option("--source", help="Source path or URL (default: the file path).")
+@json_option
+@click.pass_context
+@handle_errors
+def ingest(ctx: click.Context, file: Path, extraction_file: Path | None, doc_id: str | None,
+           title: str | None, source: str | None, as_json: bool) -> None:
+    """Ingest FILE with the entities and relations given in --extraction.
+
+    Without --extraction the document and its chunks are stored (searchable with
+    `graphmem docs search`); automatic extraction arrives with the offline extractor.
+    """
+    extraction = load_extraction_file(extraction_file) if extraction_file else Extraction()
+    content = _read_text(file)
+    kb = _open(ctx, create=True)
+    data = kb.ingest(doc_id or file.stem, title or file.name, source or str(file), content, extraction).to_dict()
+    if extraction_file is None:
+        data["warnings"].append("no --extraction given: stored the document and its chunks only "
+                                "(no extractor yet)")
+    _emit(data, as_json, render.ingest)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--evidence", is_flag=True, help="Include supporting documents, spans and the evidence chain.")
+@json_option
+@click.pass_context
+@handle_errors
+def query(ctx: click.Context, text: str, evidence: bool, as_json: bool) -> None:
+    """Subgraph around the entities TEXT names (BFS, depth <= 2, confidence >= 0.6)."""
+    kb = _open(ctx)
+    if evidence:
+        _emit(kb.query_with_evidence(text), as_json, render.evidence)
+    else:
+        _emit(kb.query(text), as_json, render.subgraph)
+
+
+@cli.group()
+def docs() -> None:
+    """List, show, search and delete documents."""
+
+
+@docs.command("list")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="At most this many.")
+@click.option("--offset", type=click.IntRange(min=0), default=0)
+@json_option
+@click.pass_context
+@handle_errors
+def docs_list(ctx: click.Context, limit: int | None, offset: int, as_json: bool) -> None:
+    """Latest version of every document."""
+    kb = _open(ctx)
+    data = [{k: v for k, v in d.to_dict().items() if k != "content"} for d in kb.documents.list(limit, offset)]
+    _emit(data, as_json, render.documents)
+
+
+@docs.command("show")
+@click.argument("doc_id")
+@click.option("--version", type=click.IntRange(min=1), default=None, help="A specific version.")
+@click.option("--chunks", "show_chunks", is_flag=True, help="List the chunks instead of the content.")
+@json_option
+@click.pass_context
+@handle_errors
+def docs_show(ctx: click.Context, doc_id: str, version: int | None, show_chunks: bool, as_json: bool) -> None:
+    """Show one document (content or chunks) and its versions."""
+    kb = _open(ctx)
+    doc = kb.documents.get(doc_id, version)
+    chunks = [c.to_dict() for c in kb.documents.chunks(doc_id, doc.version)]
+    versions = [d.version for d in kb.documents.versions(doc_id)]
+    if as_json:
+        _emit(doc.to_dict() | {"chunks": chunks, "versions": versions}, True, str)
+    else:
+        click.echo(render.document(doc.to_dict(), chunks if show_chunks else None, versions))
+
+
+@docs.command("search")
+@click.argument("text")
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def docs_search(ctx: click.Context, text: str, k: int, as_json: bool) -> None:
+    """Full-text (BM25) search over chunks."""
+    kb = _open(ctx)
+    _emit([h.to_dict() for h in kb.documents.search(text, k)], as_json, render.chunk_hits)
+
+
+@docs.command("rm")
+@click.argument("doc_id")
+@json_option
+@click.pass_context
+@handle_errors
+def docs_rm(ctx: click.Context, doc_id: str, as_json: bool) -> None:
+    """Delete a document (all versions) and the evidence it gave.
+
+    Entities and relations left without evidence are removed unless added by hand.
+    """
+    kb = _open(ctx)
+    _emit(kb.documents.delete(doc_id), as_json,
+          lambda r: f"deleted {r['doc_id']} ({r['versions_deleted']} version(s)); removed "
+                    f"{r['nodes_removed']} entities and {r['edges_removed']} relations left without evidence")
+
+
+@cli.group()
+def entity() -> None:
+    """Show, add and merge entities."""
+
+
+@entity.command("show")
+@click.argument("name")
+@json_option
+@click.pass_context
+@handle_errors
+def entity_show(ctx: click.Context, name: str, as_json: bool) -> None:
+    """An entity (by name, alias or id) with its relations and evidence."""
+    kb = _open(ctx)
+    _emit(kb.graph.get_entity(name), as_json, render.entity)
+
+
+@entity.command("add")
+@click.argument("name")
+@click.option("--type", "type_", default="concept", show_default=True, help="Entity type (normalised).")
+@click.option("--alias", "aliases", multiple=True, help="An alias (repeatable).")
+@json_option
+@click.pass_context
+@handle_errors
+def entity_add(ctx: click.Context, name: str, type_: str, aliases: tuple[str, ...], as_json: bool) -> None:
+    """Add an entity by hand (kept even without evidence)."""
+    kb = _open(ctx, create=True)
+    node_id = kb.graph.add_node(name, type_, aliases)
+    _emit({"id": node_id, "name": name}, as_json, lambda d: f"entity {d['name']} ({d['id']})")
+
+
+@entity.command("merge")
+@click.argument("keep")
+@click.argument("other")
+@json_option
+@click.pass_context
+@handle_errors
+def entity_merge(ctx: click.Context, keep: str, other: str, as_json: bool) -> None:
+    """Merge entity OTHER into KEEP (OTHER's names become aliases)."""
+    kb = _open(ctx)
+    _emit(kb.graph.merge(keep, other), as_json,
+          lambda r: f"merged {r['merged']} into {r['kept']}: {r['edges_moved']} relations moved, "
+                    f"{r['edges_folded']} folded into existing ones")
+
+
+@cli.group()
+def relation() -> None:
+    """Add relations by hand."""
+
+
+@relation.command("add")
+@click.argument("source")
+@click.argument("type_", metavar="RELATION")
+@click.argument("target")
+@click.option("--confidence", type=float, default=1.0, show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def relation_add(ctx: click.Context, source: str, type_: str, target: str, confidence: float,
+                 as_json: bool) -> None:
+    """Add SOURCE --[RELATION]--> TARGET between existing entities ("is part of" swaps ends)."""
+    kb = _open(ctx)
+    data = kb.graph.get_edge(kb.graph.add_edge(source, target, type_, confidence))
+    _emit(data, as_json, lambda d: f"{d['source_name']} --[{d['type']}]--> {d['target_name']} ({d['id']})")
+
+
+@cli.command()
+@json_option
+@click.pass_context
+@handle_errors
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts of documents, chunks, entities, relations, evidence and events."""
+    kb = _open(ctx)
+    _emit(kb.stats(), as_json, render.stats)
+
+
+@cli.command()
+@click.option("--after", type=click.IntRange(min=0), default=0, help="Only events after this id.")
+@click.option("--type", "types", multiple=True, help="Only events of this type (repeatable).")
+@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def events(ctx: click.Context, after: int, types: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """The change log, oldest first."""
+    kb = _open(ctx)
+    _emit([e.to_dict() for e in kb.events.list(after, list(types) or None, None, limit)], as_json, render.events)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(obj={}, prog_name="graphmem")

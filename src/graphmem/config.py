@@ -1,0 +1,179 @@
+"""Configuration: defaults < ``config.toml`` < environment < arguments.
+
+A knowledge base folder holds ``config.toml``. Any key can be overridden from the
+environment as ``GRAPHMEM_<SECTION>__<KEY>`` (e.g. ``GRAPHMEM_GRAPH__MAX_DEPTH=3``) and from
+code with ``graphmem.open(home, config={"graph": {"max_depth": 3}})``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput
+from .ontology import Ontology
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["DEFAULTS", "Config", "load_config", "DEFAULT_CONFIG_TOML"]
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "chunking": {"size": 500, "overlap": 100},
+    "graph": {
+        "min_confidence": 0.6,
+        "max_depth": 2,
+        "max_nodes": 50,
+        "max_seeds": 10,
+        "max_evidence_per_item": 3,
+        "max_evidence_chunks": 20,
+    },
+    "ontology": {
+        "max_entity_types": 50,
+        "type_synonyms": {},
+        "relation_synonyms": {},
+        "inverse_relations": {},
+        "opposite_relations": {},
+    },
+    "store": {"busy_timeout": 30.0},
+}
+
+DEFAULT_CONFIG_TOML = """\
+# graphmem knowledge base configuration.
+# Precedence: argument > environment (GRAPHMEM_<SECTION>__<KEY>) > this file > defaults.
+
+[chunking]
+size = 500        # characters per chunk; chunks end at sentence or word boundaries
+overlap = 100     # characters shared by consecutive chunks
+
+[graph]
+min_confidence = 0.6   # relations below this are skipped and reported
+max_depth = 2          # BFS depth for query()
+max_nodes = 50         # subgraph size cap for query()
+
+[ontology]
+max_entity_types = 50
+# Extra synonyms, merged over the Mini Context Graph defaults:
+# [ontology.type_synonyms]
+# microservice = "software"
+# [ontology.relation_synonyms]
+# "is powered by" = "uses"
+# [ontology.inverse_relations]   # phrase -> relation, with source and target swapped
+# "is hosted on" = "hosts"
+
+[store]
+busy_timeout = 30.0   # seconds a writer waits for another process's write lock
+"""
+
+
+def _merge(base: dict[str, Any], override: Mapping[str, Any], where: str) -> None:
+    for key, value in override.items():
+        if key not in base:
+            raise InvalidInput(
+                f"unknown config key '{where}{key}'; known keys: {', '.join(sorted(base))}"
+            )
+        if isinstance(base[key], dict):
+            if not isinstance(value, Mapping):
+                raise InvalidInput(f"config key '{where}{key}' must be a table, got {type(value).__name__}")
+            if key.endswith(("synonyms", "relations")):
+                for k, v in value.items():
+                    if not isinstance(v, str):
+                        raise InvalidInput(f"config key '{where}{key}.{k}' must be a string")
+                base[key].update(value)
+            else:
+                _merge(base[key], value, f"{where}{key}.")
+        else:
+            base[key] = _coerce(value, base[key], f"{where}{key}")
+
+
+def _coerce(value: Any, default: Any, name: str) -> Any:
+    kind = type(default)
+    try:
+        if kind is bool:
+            if isinstance(value, str):
+                if value.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if value.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(value)
+            return bool(value)
+        if kind is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError(value)
+        if isinstance(value, bool) and kind in (int, float):
+            raise ValueError(value)
+        return kind(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(
+            f"config key '{name}' must be {kind.__name__}, got {value!r}"
+        ) from None
+
+
+class Config:
+    """Resolved configuration of one knowledge base (read-only after construction)."""
+
+    def __init__(self, data: dict[str, dict[str, Any]]) -> None:
+        self.data = data
+        g = data["graph"]
+        if not 0.0 <= g["min_confidence"] <= 1.0:
+            raise InvalidInput("config key 'graph.min_confidence' must be within [0, 1]")
+        for key in ("max_depth", "max_nodes", "max_seeds"):
+            if g[key] < 0:
+                raise InvalidInput(f"config key 'graph.{key}' must not be negative")
+        o = data["ontology"]
+        try:
+            self.ontology = Ontology(
+                o["type_synonyms"],
+                o["relation_synonyms"],
+                o["inverse_relations"],
+                o["opposite_relations"],
+                max_entity_types=o["max_entity_types"],
+            )
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        return self.data[section]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved configuration as plain data."""
+        return copy.deepcopy(self.data)
+
+
+def load_config(
+    home: Path | None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Resolve the configuration for the knowledge base at ``home``."""
+    data = copy.deepcopy(DEFAULTS)
+    if home is not None:
+        path = home / "config.toml"
+        if path.exists():
+            try:
+                with path.open("rb") as fh:
+                    file_data = tomllib.load(fh)
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise InvalidInput(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
+            _merge(data, file_data, "")
+    env = os.environ if environ is None else environ
+    env_data: dict[str, dict[str, Any]] = {}
+    for name, value in env.items():
+        if not name.startswith("GRAPHMEM_") or "__" not in name:
+            continue
+        section, _, key = name[len("GRAPHMEM_"):].lower().partition("__")
+        if section not in data or isinstance(data[section].get(key), dict):
+            continue
+        if key not in data[section]:
+            raise InvalidInput(f"environment variable {name}: unknown config key '{section}.{key}'")
+        env_data.setdefault(section, {})[key] = value
+    _merge(data, env_data, "")
+    if overrides:
+        _merge(data, json.loads(json.dumps(overrides)), "")
+    return Config(data)

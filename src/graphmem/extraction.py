@@ -1,0 +1,168 @@
+"""The extraction contract: entities and relations in the seed's JSON format.
+
+Whatever produced them (the agent, an LLM, the offline extractor), extractions are parsed and
+validated here, the same way. Malformed input (a missing name, a confidence that is not a
+number in [0, 1], a wrong type) raises :class:`InvalidInput` naming the field, before anything
+is written. Items that are well-formed but not acceptable (confidence below the minimum, an
+endpoint that is unknown) are decided later, at ingest, and reported as warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput
+
+__all__ = ["EntitySpec", "RelationSpec", "Extraction", "parse_extraction", "load_extraction_file"]
+
+
+@dataclass(frozen=True)
+class EntitySpec:
+    """An entity as extracted: name, type, the text that supports it, optional aliases."""
+
+    name: str
+    type: str = "concept"
+    supporting_text: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RelationSpec:
+    """A relation as extracted: ``source --[type]--> target`` with confidence and support."""
+
+    source: str
+    target: str
+    type: str
+    confidence: float = 1.0
+    supporting_text: str = ""
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Entities and relations extracted from one document."""
+
+    entities: tuple[EntitySpec, ...] = ()
+    relations: tuple[RelationSpec, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The extraction in the seed's JSON format."""
+        return {
+            "entities": [
+                {"name": e.name, "type": e.type, "supporting_text": e.supporting_text}
+                | ({"aliases": list(e.aliases)} if e.aliases else {})
+                for e in self.entities
+            ],
+            "relations": [
+                {
+                    "source": r.source,
+                    "target": r.target,
+                    "type": r.type,
+                    "confidence": r.confidence,
+                    "supporting_text": r.supporting_text,
+                }
+                for r in self.relations
+            ],
+        }
+
+
+def _text(item: Mapping[str, Any], key: str, where: str, required: bool, default: str = "") -> str:
+    if key not in item or item[key] is None:
+        if required:
+            raise InvalidInput(f"{where}.{key}: missing; every item needs a non-empty '{key}'")
+        return default
+    value = item[key]
+    if not isinstance(value, str):
+        raise InvalidInput(f"{where}.{key}: expected a string, got {type(value).__name__} {value!r}")
+    if required and not value.strip():
+        raise InvalidInput(f"{where}.{key}: empty; give a non-empty '{key}'")
+    return value.strip()
+
+
+def _entity(item: Any, where: str) -> EntitySpec:
+    if isinstance(item, str):  # a bare name is accepted as shorthand
+        if not item.strip():
+            raise InvalidInput(f"{where}: empty entity name")
+        return EntitySpec(name=item.strip())
+    if not isinstance(item, Mapping):
+        raise InvalidInput(f"{where}: expected an object with name/type/supporting_text, got {type(item).__name__}")
+    aliases = item.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise InvalidInput(f"{where}.aliases: expected a list of strings")
+    return EntitySpec(
+        name=_text(item, "name", where, required=True),
+        type=_text(item, "type", where, required=False, default="concept") or "concept",
+        supporting_text=_text(item, "supporting_text", where, required=False),
+        aliases=tuple(a.strip() for a in aliases if a.strip()),
+    )
+
+
+def _confidence(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {value!r}") from None
+        else:
+            raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {value!r}")
+    value = float(value)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"{where}.confidence: {value} is outside [0, 1]")
+    return value
+
+
+def _relation(item: Any, where: str) -> RelationSpec:
+    if not isinstance(item, Mapping):
+        raise InvalidInput(f"{where}: expected an object with source/target/type/confidence, got {type(item).__name__}")
+    return RelationSpec(
+        source=_text(item, "source", where, required=True),
+        target=_text(item, "target", where, required=True),
+        type=_text(item, "type", where, required=True),
+        confidence=_confidence(item.get("confidence", 1.0), where),
+        supporting_text=_text(item, "supporting_text", where, required=False),
+    )
+
+
+def parse_extraction(
+    entities: Sequence[Any] | None = None,
+    relations: Sequence[Any] | None = None,
+) -> Extraction:
+    """Validate raw entity and relation lists (dicts in the seed's format) into an Extraction."""
+    for name, value in (("entities", entities), ("relations", relations)):
+        if value is not None and (isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence)):
+            raise InvalidInput(f"{name}: expected a list, got {type(value).__name__}")
+    ents = tuple(_entity(e, f"entities[{i}]") for i, e in enumerate(entities or []))
+    rels = tuple(_relation(r, f"relations[{i}]") for i, r in enumerate(relations or []))
+    return Extraction(ents, rels)
+
+
+def load_extraction_file(path: str | Path) -> Extraction:
+    """Read an EXTRACTION.json file (``{"entities": [...], "relations": [...]}``)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{p}: cannot read extraction file ({exc.strerror})") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{p}: not UTF-8 text; save the extraction file as UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, Mapping):
+        raise InvalidInput(f"{p}: expected a JSON object with 'entities' and 'relations' lists")
+    unknown = set(data) - {"entities", "relations"}
+    if unknown:
+        raise InvalidInput(
+            f"{p}: unknown top-level key(s) {sorted(unknown)}; an extraction file has 'entities' and 'relations'"
+        )
+    try:
+        return parse_extraction(data.get("entities"), data.get("relations"))
+    except InvalidInput as exc:
+        raise InvalidInput(f"{p}: {exc}") from None

@@ -1,0 +1,356 @@
+"""Ingest one document with its extraction: the document, its chunks, entities, relations and
+the evidence tying each of them to the exact text that supports it — in ONE transaction.
+
+Rules (DESIGN.md, extraction contract):
+
+* the same content under the same id again is a no-op that says so; new content is a new
+  version, and the old version with its evidence stays readable;
+* relations below ``graph.min_confidence`` are skipped and reported; so are relations naming
+  an entity that is neither in the document's entity list nor in the graph;
+* evidence spans are character offsets of the supporting text in the document, found
+  exactly, else after case/whitespace folding; a quote that cannot be found is reported and
+  gets no span (its provenance points at the best-overlapping chunk, never at made-up offsets);
+* inverse relation phrases swap the ends ("wheel is part of car" -> car contains wheel).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from ..extraction import EntitySpec, Extraction, RelationSpec
+from ..models import ENTITY, Chunk, Document, Edge, Node, Provenance
+from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
+from .chunking import chunk_spans
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["IngestResult", "ingest_document", "validate_document_fields"]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_WORDS = re.compile(r"\w+")
+
+
+@dataclass
+class IngestResult:
+    """What one ingest did. ``to_dict()`` has the seed's keys plus the rest."""
+
+    doc_id: str
+    status: str  # "added" | "new_version" | "unchanged"
+    version: int
+    chunk_count: int = 0
+    nodes_added: int = 0
+    edges_added: int = 0
+    nodes_linked: int = 0
+    edges_supported: int = 0
+    provenance_added: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: ``{doc_id, chunk_count, nodes_added, edges_added, warnings, ...}``."""
+        return {
+            "doc_id": self.doc_id,
+            "chunk_count": self.chunk_count,
+            "nodes_added": self.nodes_added,
+            "edges_added": self.edges_added,
+            "warnings": list(self.warnings),
+            "status": self.status,
+            "version": self.version,
+            "nodes_linked": self.nodes_linked,
+            "edges_supported": self.edges_supported,
+            "provenance_added": self.provenance_added,
+        }
+
+
+def validate_document_fields(
+    doc_id: Any, title: Any, source: Any, raw_content: Any, metadata: Any
+) -> tuple[str, str, str, str, dict[str, Any]]:
+    """Check the document's own fields; raise InvalidInput naming the bad one."""
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise InvalidInput("doc_id: expected a non-empty string (e.g. 'doc_001')")
+    if _CONTROL.search(doc_id) or len(doc_id) > 512:
+        raise InvalidInput(f"doc_id {doc_id!r}: must be at most 512 characters with no control characters")
+    for name, value in (("title", title), ("source", source)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidInput(f"{name}: expected a string, got {type(value).__name__}")
+    if not isinstance(raw_content, str):
+        raise InvalidInput(f"raw_content: expected a string, got {type(raw_content).__name__}")
+    if not raw_content.strip():
+        raise InvalidInput(f"raw_content of document '{doc_id}' is empty; there is nothing to ingest")
+    if "\x00" in raw_content:
+        raise InvalidInput(f"raw_content of document '{doc_id}' contains NUL bytes; is it a binary file?")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInput(f"metadata: expected an object/dict, got {type(metadata).__name__}")
+    try:
+        metadata = json.loads(json.dumps(dict(metadata)))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata of document '{doc_id}' is not JSON-serialisable ({exc})") from None
+    return doc_id.strip(), (title or doc_id).strip() or doc_id, (source or "").strip(), raw_content, metadata
+
+
+class _Locator:
+    """Finds supporting quotes in one document and the chunk that holds them."""
+
+    def __init__(self, content: str, chunks: Sequence[Chunk]) -> None:
+        self.content = content
+        self.chunks = list(chunks)
+        self.starts = [c.start for c in self.chunks]
+        self._folded: FoldedText | None = None
+        self._chunk_words: list[set[str]] | None = None
+
+    def span(self, quote: str) -> tuple[int, int] | None:
+        q = quote.strip()
+        if not q:
+            return None
+        pos = self.content.find(q)
+        if pos >= 0:
+            return pos, pos + len(q)
+        if self._folded is None:
+            self._folded = FoldedText(self.content)
+        return self._folded.find(q)
+
+    def chunk_for_span(self, start: int, end: int) -> Chunk | None:
+        if not self.chunks:
+            return None
+        i = bisect.bisect_right(self.starts, start) - 1
+        best, best_overlap = None, -1
+        # The span lies in chunk i or, with overlaps, in one of the next few.
+        for c in self.chunks[max(i, 0) : i + 3]:
+            if c.start <= start and end <= c.end:
+                return c
+            overlap = min(end, c.end) - max(start, c.start)
+            if overlap > best_overlap:
+                best, best_overlap = c, overlap
+        return best
+
+    def best_overlap_chunk(self, quote: str) -> Chunk | None:
+        words = {w.lower() for w in _WORDS.findall(quote)}
+        if not words or not self.chunks:
+            return None
+        if self._chunk_words is None:
+            self._chunk_words = [{w.lower() for w in _WORDS.findall(c.text)} for c in self.chunks]
+        scores = [len(words & cw) for cw in self._chunk_words]
+        top = max(scores)
+        return self.chunks[scores.index(top)] if top > 0 else None
+
+
+def _chunks_for(doc: Document, size: int, overlap: int) -> list[Chunk]:
+    return [
+        Chunk(f"{doc.doc_id}:v{doc.version}:c{i}", doc.doc_id, doc.version, i, s, e, doc.content[s:e])
+        for i, (s, e) in enumerate(chunk_spans(doc.content, size, overlap))
+    ]
+
+
+def ingest_document(
+    kb: KnowledgeBase,
+    doc_id: str,
+    title: str | None,
+    source: str | None,
+    raw_content: str,
+    extraction: Extraction,
+    metadata: Mapping[str, Any] | None = None,
+) -> IngestResult:
+    """Store a document and its extraction with provenance, in one transaction."""
+    doc_id, title_s, source_s, content, meta = validate_document_fields(doc_id, title, source, raw_content, metadata)
+    store, cfg = kb.store, kb.config
+    digest = content_hash(content)
+    with store.transaction():
+        latest = store.get_document(doc_id)
+        if latest is not None and latest.content_hash == digest:
+            return IngestResult(
+                doc_id, "unchanged", latest.version, chunk_count=latest.chunk_count,
+                warnings=[f"document '{doc_id}' is unchanged (same content as version {latest.version}); nothing added"],
+            )
+        now = kb.now()
+        version = 1 if latest is None else latest.version + 1
+        doc = Document(doc_id, version, title_s, source_s, content, digest, meta, now)
+        chunks = _chunks_for(doc, cfg["chunking"]["size"], cfg["chunking"]["overlap"])
+        store.insert_document(doc, chunks)
+        result = IngestResult(doc_id, "added" if version == 1 else "new_version", version, chunk_count=len(chunks))
+        writer = _GraphWriter(kb, doc, _Locator(content, chunks), result, now)
+        writer.add_entities(extraction.entities)
+        writer.add_relations(extraction.relations)
+        store.insert_provenance(writer.provenance)
+        result.provenance_added = len(writer.provenance)
+        store.append_event(
+            "document.added" if version == 1 else "document.versioned",
+            doc_id,
+            now,
+            {
+                "version": version, "title": title_s, "source": source_s, "content_hash": digest,
+                "chunks": len(chunks), "nodes_added": result.nodes_added, "edges_added": result.edges_added,
+                "provenance_added": result.provenance_added, "warnings": len(result.warnings),
+            },
+        )
+        return result
+
+
+class _GraphWriter:
+    """Resolves entities and relations of one document against the graph and writes them."""
+
+    def __init__(self, kb: KnowledgeBase, doc: Document, locator: _Locator, result: IngestResult, now: str) -> None:
+        self.kb = kb
+        self.store = kb.store
+        self.ontology = kb.config.ontology
+        self.doc = doc
+        self.locator = locator
+        self.result = result
+        self.now = now
+        self.local: dict[str, str] = {}  # normalised name/alias -> node id, this document
+        self.provenance: list[Provenance] = []
+        self._seen_prov: set[tuple[str, str, int | None, int | None, str]] = set()
+        self._types: list[str] | None = None
+
+    # -- evidence ---------------------------------------------------------------------------
+
+    def _evidence(self, kind: str, item_id: str, quote: str, fallback: str, label: str,
+                  confidence: float | None = None) -> None:
+        text = quote or fallback
+        span = self.locator.span(text) if text else None
+        if not text:
+            self.result.warnings.append(
+                f"{label}: no supporting_text; its evidence cites document '{self.doc.doc_id}' without a span"
+            )
+        elif span is None and not quote:
+            # no quote and the name itself is not in the text: evidence without a span
+            self.result.warnings.append(
+                f"{label}: no supporting_text and the name does not occur in document '{self.doc.doc_id}'; "
+                "stored without an evidence span"
+            )
+        elif span is None:
+            self.result.warnings.append(
+                f"{label}: supporting_text not found in document '{self.doc.doc_id}' "
+                f"({_clip(quote)!r}); stored without an evidence span"
+            )
+        if span is not None:
+            chunk = self.locator.chunk_for_span(*span)
+            start, end = span
+            text = self.doc.content[start:end]
+        else:
+            chunk = self.locator.best_overlap_chunk(text) if text else None
+            start = end = None
+        key = (kind, item_id, start, end, text)
+        if key in self._seen_prov:
+            return
+        self._seen_prov.add(key)
+        self.provenance.append(
+            Provenance(kind, item_id, self.doc.doc_id, self.doc.version, chunk.chunk_id if chunk else None,
+                       start, end, text, confidence, created_at=self.now)
+        )
+
+    # -- entities ---------------------------------------------------------------------------
+
+    def _entity_type(self, raw: str) -> str:
+        canonical = self.ontology.normalize_type(raw)
+        if self._types is None:
+            self._types = self.store.ontology_types(ENTITY)
+        chosen, note = self.ontology.cap_type(canonical, self._types)
+        if note:
+            self.result.warnings.append(note)
+        if chosen not in self._types:
+            self.store.add_ontology_type(ENTITY, chosen, self.now)
+            self._types.append(chosen)
+        return chosen
+
+    def add_entities(self, entities: Sequence[EntitySpec]) -> None:
+        for i, ent in enumerate(entities):
+            label = f"entities[{i}] '{ent.name}'"
+            names = [(ent.name, normalize_name(ent.name))] + [(a, normalize_name(a)) for a in ent.aliases]
+            node_id = next((self.local[n] for _, n in names if n in self.local), None)
+            if node_id is None:
+                found = self.store.find_nodes(ENTITY, [n for _, n in names])
+                node_id = next((found[n] for _, n in names if n in found), None)
+            etype = self._entity_type(ent.type)
+            if node_id is None:
+                node_id = short_id("n_", ENTITY, names[0][1])
+                node = Node(node_id, ENTITY, ent.name, etype, created_at=self.now, updated_at=self.now)
+                self.store.insert_node(node, unique_names(names))
+                self.store.append_event("node.added", node_id, self.now,
+                                        {"kind": ENTITY, "name": ent.name, "type": etype, "doc_id": self.doc.doc_id})
+                self.result.nodes_added += 1
+            else:
+                taken = self.store.add_names(node_id, ENTITY, unique_names(names))
+                if taken:
+                    self.result.warnings.append(
+                        f"{label}: alias(es) {taken} already name another entity; not added as aliases"
+                    )
+                if node_id not in self.local.values():
+                    self.result.nodes_linked += 1
+                    existing = self.store.get_nodes([node_id])[node_id]
+                    if existing.type != etype:
+                        self.result.warnings.append(
+                            f"{label}: type '{etype}' differs from the stored type '{existing.type}'; kept "
+                            f"'{existing.type}' (merge or retype the entity to change it)"
+                        )
+            for _, n in names:
+                self.local.setdefault(n, node_id)
+            self._evidence("node", node_id, ent.supporting_text, ent.name, label)
+
+    # -- relations --------------------------------------------------------------------------
+
+    def _resolve(self, name: str) -> str | None:
+        norm = normalize_name(name)
+        if norm in self.local:
+            return self.local[norm]
+        found = self.store.find_nodes(ENTITY, [norm])
+        return found.get(norm)
+
+    def add_relations(self, relations: Sequence[RelationSpec]) -> None:
+        min_conf = self.kb.config["graph"]["min_confidence"]
+        for i, rel in enumerate(relations):
+            label = f"relations[{i}] '{rel.source} --[{rel.type}]--> {rel.target}'"
+            if rel.confidence < min_conf:
+                self.result.warnings.append(
+                    f"{label}: confidence {rel.confidence:g} is below the minimum {min_conf:g}; skipped"
+                )
+                continue
+            norm = self.ontology.normalize_relation(rel.type)
+            if not norm.type:
+                self.result.warnings.append(f"{label}: relation type is empty after normalisation; skipped")
+                continue
+            src, dst = self._resolve(rel.source), self._resolve(rel.target)
+            missing = [n for n, v in ((rel.source, src), (rel.target, dst)) if v is None]
+            if missing:
+                self.result.warnings.append(
+                    f"{label}: entity {', '.join(repr(m) for m in missing)} is neither in this document's entity "
+                    "list nor in the graph; skipped (add it to 'entities')"
+                )
+                continue
+            assert src is not None and dst is not None
+            if norm.swapped:
+                src, dst = dst, src
+            if src == dst:
+                self.result.warnings.append(f"{label}: source and target are the same entity; skipped")
+                continue
+            self.store.add_ontology_type("relation", norm.type, self.now)
+            edge = self.store.find_edge(src, norm.type, dst)
+            if edge is None:
+                edge = Edge(short_id("r_", src, norm.type, dst), src, dst, norm.type, rel.confidence,
+                            created_at=self.now, updated_at=self.now)
+                self.store.insert_edge(edge)
+                self.store.append_event("edge.added", edge.id, self.now, {
+                    "source": src, "target": dst, "type": norm.type, "confidence": rel.confidence,
+                    "doc_id": self.doc.doc_id,
+                })
+                self.result.edges_added += 1
+            else:
+                if rel.confidence > edge.confidence:
+                    edge.confidence = rel.confidence
+                    edge.updated_at = self.now
+                    self.store.update_edge(edge)
+                self.result.edges_supported += 1
+            self._evidence("edge", edge.id, rel.supporting_text, "", label, rel.confidence)
+
+
+
+
+def _clip(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,177 @@
+"""The knowledge base: one folder, one store, the faces over it."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .config import DEFAULT_CONFIG_TOML, Config, load_config
+from .errors import BackendError, InvalidInput
+from .extraction import Extraction, parse_extraction
+from .faces import Documents, Events, Graph
+from .ingest.core import IngestResult, ingest_document
+from .retrieval.graph_query import graph_query, query_with_evidence
+from .store import Store, open_store
+
+__all__ = ["KnowledgeBase", "open", "default_home"]
+
+DEFAULT_HOME = ".graphmem"
+
+
+def default_home() -> Path:
+    """``$GRAPHMEM_HOME`` if set, else ``./.graphmem``."""
+    return Path(os.environ.get("GRAPHMEM_HOME") or DEFAULT_HOME)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class KnowledgeBase:
+    """A knowledge base folder: ``graph.db``, ``wiki/`` and ``config.toml``.
+
+    Use :func:`graphmem.open` to get one. Faces: ``documents``, ``graph``, ``events``.
+    The seed's methods (``ingest_with_content``, ``add_node``, ``add_edge``, ``query``,
+    ``query_with_evidence``) are available directly on the knowledge base.
+    """
+
+    def __init__(self, home: Path, config: Config, store: Store,
+                 clock: Callable[[], datetime] = _utc_now) -> None:
+        self.home = home
+        self.config = config
+        self.store = store
+        self._clock = clock
+        self.documents = Documents(self)
+        self.graph = Graph(self)
+        self.events = Events(self)
+        self.notes: list[str] = []
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the store. The knowledge base is unusable afterwards."""
+        self.store.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<KnowledgeBase {str(self.home)!r} ({self.store.backend})>"
+
+    def now(self) -> str:
+        """Current time as an ISO-8601 UTC string (from the injectable clock)."""
+        return self._clock().astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def warn(self, message: str) -> None:
+        """Record a note for the caller (also issued as a Python warning)."""
+        self.notes.append(message)
+        warnings.warn(message, stacklevel=3)
+
+    # -- the seed's API -----------------------------------------------------------------------
+
+    def ingest_with_content(
+        self,
+        doc_id: str,
+        title: str,
+        source: str,
+        raw_content: str,
+        entities: Sequence[Mapping[str, Any]] | None = None,
+        relations: Sequence[Mapping[str, Any]] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Store a document with the entities and relations extracted from it.
+
+        ``entities``: ``[{name, type, supporting_text}]``; ``relations``: ``[{source, target,
+        type, confidence, supporting_text}]`` (the seed's extraction format). Returns
+        ``{doc_id, chunk_count, nodes_added, edges_added, warnings, status, version, ...}``.
+        Malformed input raises InvalidInput and writes nothing; acceptable-but-skipped
+        items (low confidence, unknown entity, unlocatable quote) are listed in warnings.
+        """
+        extraction = parse_extraction(entities, relations)
+        return ingest_document(self, doc_id, title, source, raw_content, extraction, metadata).to_dict()
+
+    def ingest(
+        self,
+        doc_id: str,
+        title: str | None,
+        source: str | None,
+        content: str,
+        extraction: Extraction | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> IngestResult:
+        """Like :meth:`ingest_with_content` with an already-validated :class:`Extraction`."""
+        return ingest_document(self, doc_id, title, source, content, extraction or Extraction(), metadata)
+
+    def add_node(self, name: str, type: str = "concept", aliases: Sequence[str] = ()) -> str:
+        """Add an entity by hand; returns its id (see :meth:`Graph.add_node`)."""
+        return self.graph.add_node(name, type, aliases)
+
+    def add_edge(self, source: str, target: str, relation: str, confidence: float = 1.0) -> str:
+        """Add a relation by hand; returns its id (see :meth:`Graph.add_edge`)."""
+        return self.graph.add_edge(source, target, relation, confidence)
+
+    def query(self, text: str) -> dict[str, Any]:
+        """Subgraph around the entities ``text`` names: ``{"nodes": {...}, "edges": [...]}``."""
+        _check_query(text)
+        return graph_query(self, text)
+
+    def query_with_evidence(self, text: str) -> dict[str, Any]:
+        """The subgraph plus supporting documents, chunks, spans and the evidence chain."""
+        _check_query(text)
+        return query_with_evidence(self, text)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of what the knowledge base holds, its size, and where it lives."""
+        out = self.store.stats()
+        out["home"] = str(self.home)
+        out["backend"] = self.store.backend
+        out["migrations"] = self.store.applied_migrations()
+        return out
+
+
+def _check_query(text: Any) -> None:
+    if not isinstance(text, str):
+        raise InvalidInput(f"query: expected a string, got {type(text).__name__}")
+
+
+def open(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    config: Mapping[str, Any] | None = None,
+    create: bool = True,
+    clock: Callable[[], datetime] | None = None,
+) -> KnowledgeBase:
+    """Open the knowledge base in folder ``home`` (default ``$GRAPHMEM_HOME`` or ``./.graphmem``).
+
+    Creates it (folder, ``config.toml``, ``graph.db``, ``wiki/``) when absent unless
+    ``create=False``. ``config`` overrides file and environment settings, e.g.
+    ``{"graph": {"max_depth": 3}}``. Usable as a context manager.
+    """
+    path = Path(home) if home is not None else default_home()
+    if path.exists() and not path.is_dir():
+        raise InvalidInput(f"knowledge base home {path} exists and is not a folder")
+    if not (path / "graph.db").exists():
+        if not create:
+            raise InvalidInput(f"no knowledge base at {path}; create one with `graphmem init --home {path}`")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            (path / "wiki").mkdir(exist_ok=True)
+            cfg_path = path / "config.toml"
+            if not cfg_path.exists():
+                tmp = path / ".config.toml.tmp"
+                tmp.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
+                tmp.replace(cfg_path)
+        except OSError as exc:
+            raise BackendError(f"cannot create knowledge base at {path}: {exc.strerror}") from None
+    cfg = load_config(path, config)
+    store = open_store(path, busy_timeout=cfg["store"]["busy_timeout"])
+    return KnowledgeBase(path, cfg, store, clock or _utc_now)

@@ -1,0 +1,153 @@
+"""Pure data: the records graphmem stores and returns.
+
+No I/O and no SQL here; backends map these to rows, faces build and return them.
+Every model has ``to_dict()`` giving plain JSON-ready data for the CLI and servers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Document",
+    "Chunk",
+    "Node",
+    "Edge",
+    "Provenance",
+    "Event",
+    "ChunkHit",
+    "NodeKind",
+    "ENTITY",
+    "MEMORY",
+    "SKILL",
+    "PAGE",
+]
+
+NodeKind = str
+ENTITY: NodeKind = "entity"
+MEMORY: NodeKind = "memory"
+SKILL: NodeKind = "skill"
+PAGE: NodeKind = "page"
+
+
+class _Plain:
+    def to_dict(self) -> dict[str, Any]:
+        """Return the record as plain JSON-serialisable data."""
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class Document(_Plain):
+    """One immutable version of a document. ``(doc_id, version)`` identifies it."""
+
+    doc_id: str
+    version: int
+    title: str
+    source: str
+    content: str
+    content_hash: str
+    metadata: dict[str, Any]
+    created_at: str
+    is_latest: bool = True
+    chunk_count: int = 0
+
+
+@dataclass(frozen=True)
+class Chunk(_Plain):
+    """A passage of a document version; ``start``/``end`` are offsets into its content."""
+
+    chunk_id: str
+    doc_id: str
+    version: int
+    ordinal: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
+class Node(_Plain):
+    """A vertex of the graph: an entity, and later a memory, skill or page.
+
+    ``manual`` marks knowledge added by hand (no provenance needed to keep it alive).
+    """
+
+    id: str
+    kind: NodeKind
+    name: str
+    type: str
+    aliases: list[str] = field(default_factory=list)
+    properties: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+    relevance: float = 1.0
+    archived: bool = False
+    manual: bool = False
+
+
+@dataclass
+class Edge(_Plain):
+    """A directed, typed relation ``source --[type]--> target`` between two nodes."""
+
+    id: str
+    source: str
+    target: str
+    type: str
+    confidence: float
+    created_at: str = ""
+    updated_at: str = ""
+    valid_from: str | None = None
+    valid_to: str | None = None
+    manual: bool = False
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Provenance(_Plain):
+    """One piece of evidence for a node or an edge.
+
+    ``start``/``end`` are character offsets into the document version's content; they are
+    ``None`` when the supporting text could not be located (never a made-up span).
+    """
+
+    item_kind: str  # "node" | "edge"
+    item_id: str
+    doc_id: str
+    version: int
+    chunk_id: str | None
+    start: int | None
+    end: int | None
+    text: str
+    confidence: float | None = None
+    id: int | None = None
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class Event(_Plain):
+    """An entry of the append-only change log."""
+
+    id: int
+    type: str
+    target: str
+    timestamp: str
+    payload: dict[str, Any]
+    actor: str | None = None
+
+
+@dataclass(frozen=True)
+class ChunkHit(_Plain):
+    """A full-text search result over chunks."""
+
+    chunk: Chunk
+    title: str
+    score: float
+    snippet: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flatten the chunk into the hit for JSON output."""
+        out = self.chunk.to_dict()
+        out.update(title=self.title, score=self.score, snippet=self.snippet)
+        return out

@@ -1,0 +1,256 @@
+"""Graph query with evidence: entity seeds from the query text, BFS, provenance.
+
+This is the foundation's ``query`` / ``query_with_evidence`` (the seed's shapes). Seeds are
+entities whose name or alias matches the query: whole phrases first (longest first), then
+word-level full-text matches (BM25 over names, stemmed, stop words ignored). Expansion is a
+BFS in both directions with the seed's constraints (depth, confidence, node cap). Its cost
+follows the neighbourhood touched: each level is one indexed lookup of the frontier's edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..models import ENTITY, Edge, Node, Provenance
+from ..text import STOP_WORDS, normalize_name, query_words
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["BfsResult", "bfs", "find_seed_entities", "graph_query", "query_with_evidence"]
+
+_MAX_PHRASE = 6
+
+
+@dataclass
+class BfsResult:
+    """Nodes reached (in discovery order), their depth, and the edge that reached each."""
+
+    order: list[str]
+    depth: dict[str, int]
+    parent: dict[str, tuple[str, Edge]]
+
+
+def bfs(
+    seeds: Sequence[str],
+    edges_of: Callable[[list[str]], Iterable[Edge]],
+    max_depth: int,
+    max_nodes: int,
+) -> BfsResult:
+    """Breadth-first expansion from ``seeds`` over edges in both directions.
+
+    ``edges_of(frontier)`` returns the (already confidence-filtered) edges touching the
+    frontier, strongest first; stronger edges are followed first when the node cap bites.
+    """
+    order: list[str] = []
+    depth: dict[str, int] = {}
+    parent: dict[str, tuple[str, Edge]] = {}
+    for s in seeds:
+        if s not in depth and len(order) < max_nodes:
+            depth[s] = 0
+            order.append(s)
+    frontier = list(order)
+    for level in range(1, max_depth + 1):
+        if not frontier or len(order) >= max_nodes:
+            break
+        in_frontier = set(frontier)
+        nxt: list[str] = []
+        for e in edges_of(frontier):
+            for here, there in ((e.source, e.target), (e.target, e.source)):
+                if here in in_frontier and there not in depth:
+                    if len(order) >= max_nodes:
+                        break
+                    depth[there] = level
+                    parent[there] = (here, e)
+                    order.append(there)
+                    nxt.append(there)
+        frontier = nxt
+    return BfsResult(order, depth, parent)
+
+
+def find_seed_entities(kb: KnowledgeBase, text: str, limit: int) -> list[str]:
+    """Entity ids named in ``text``: exact phrase matches (longest first), then word matches."""
+    if limit <= 0:
+        return []
+    tokens = query_words(text, keep_stop_words=True)
+    phrases: list[str] = []
+    for n in range(min(_MAX_PHRASE, len(tokens)), 0, -1):
+        for i in range(len(tokens) - n + 1):
+            gram = tokens[i : i + n]
+            if gram[0] in STOP_WORDS or gram[-1] in STOP_WORDS:
+                continue
+            phrases.append(normalize_name(" ".join(gram)))
+    found = kb.store.find_nodes(ENTITY, phrases) if phrases else {}
+    seeds: list[str] = []
+    for p in phrases:  # longest phrases first
+        nid = found.get(p)
+        if nid and nid not in seeds:
+            seeds.append(nid)
+    if len(seeds) < limit:
+        for nid, _score in kb.store.search_node_names(text, ENTITY, limit):
+            if nid not in seeds:
+                seeds.append(nid)
+    return seeds[:limit]
+
+
+def _node_out(node: Node, depth: int) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "name": node.name,
+        "type": node.type,
+        "kind": node.kind,
+        "aliases": list(node.aliases),
+        "seed": depth == 0,
+        "depth": depth,
+    }
+
+
+def _edge_out(e: Edge, nodes: dict[str, Node]) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "source": e.source,
+        "target": e.target,
+        "type": e.type,
+        "confidence": e.confidence,
+        "source_name": nodes[e.source].name if e.source in nodes else e.source,
+        "target_name": nodes[e.target].name if e.target in nodes else e.target,
+    }
+
+
+def _run(kb: KnowledgeBase, text: str) -> tuple[dict[str, Any], BfsResult, dict[str, Node], list[Edge]]:
+    g = kb.config["graph"]
+    min_conf = g["min_confidence"]
+    seeds = find_seed_entities(kb, text, g["max_seeds"])
+    res = bfs(
+        seeds,
+        lambda frontier: kb.store.edges_of(frontier, min_conf),
+        max_depth=g["max_depth"],
+        max_nodes=g["max_nodes"],
+    )
+    nodes = kb.store.get_nodes(res.order)
+    edges = kb.store.edges_among(res.order, min_conf) if res.order else []
+    out = {
+        "nodes": {nid: _node_out(nodes[nid], res.depth[nid]) for nid in res.order if nid in nodes},
+        "edges": [_edge_out(e, nodes) for e in edges],
+    }
+    return out, res, nodes, edges
+
+
+def graph_query(kb: KnowledgeBase, text: str) -> dict[str, Any]:
+    """``{"nodes": {id: {...}}, "edges": [...]}`` for the entities the query names."""
+    return _run(kb, text)[0]
+
+
+def _step_text(e: Edge, nodes: dict[str, Node], docs: list[str]) -> str:
+    # Each step is written in the relation's own direction, whichever way BFS walked it.
+    cite = f" ({', '.join(docs)})" if docs else " (hand-made)"
+    return f"{nodes[e.source].name} --[{e.type}]--> {nodes[e.target].name}{cite}"
+
+
+def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
+    """The subgraph plus the documents, chunks and spans that support it.
+
+    Returns ``{query, subgraph, supporting_documents: [{doc_id, doc_title, version,
+    supporting_chunks: [{chunk_id, text, start, end, quotes}]}], evidence_chain,
+    evidence_paths}``. ``evidence_chain`` is the seed's one-line form; ``evidence_paths``
+    lists each path from a seed, every step with the documents that support it.
+    """
+    subgraph, res, nodes, edges = _run(kb, text)
+    if not subgraph["nodes"]:
+        return {"query": text, "subgraph": subgraph, "supporting_documents": [],
+                "evidence_chain": "No matching nodes found.", "evidence_paths": []}
+    g = kb.config["graph"]
+    per_item = g["max_evidence_per_item"]
+    edge_prov = kb.store.provenance_for("edge", [e.id for e in edges], per_item)
+    # Seeds' own evidence first, then the rest in discovery order.
+    node_prov = kb.store.provenance_for("node", res.order, per_item)
+
+    # Rank chunks by what they support: relations count more than mentions.
+    chunk_score: dict[str, float] = {}
+    quotes: dict[str, list[dict[str, Any]]] = {}
+    prov_docs: dict[str, set[tuple[str, int]]] = {}
+
+    def take(p: Provenance, weight: float, what: str) -> None:
+        prov_docs.setdefault(p.item_id, set()).add((p.doc_id, p.version))
+        if p.chunk_id is None:  # cited in the paths by document, no chunk to show
+            return
+        chunk_score[p.chunk_id] = chunk_score.get(p.chunk_id, 0.0) + weight
+        q = {"start": p.start, "end": p.end, "text": p.text, "supports": what, "item_id": p.item_id,
+             "doc_version": p.version}
+        bucket = quotes.setdefault(p.chunk_id, [])
+        if q not in bucket:
+            bucket.append(q)
+
+    for e in edges:
+        label = f"{nodes[e.source].name} --[{e.type}]--> {nodes[e.target].name}"
+        for p in edge_prov.get(e.id, []):
+            take(p, 2.0, label)
+    for nid in res.order:
+        for p in node_prov.get(nid, []):
+            take(p, 1.5 if res.depth[nid] == 0 else 1.0, nodes[nid].name)
+
+    best = sorted(chunk_score, key=lambda c: (-chunk_score[c], c))[: g["max_evidence_chunks"]]
+    chunks = kb.store.get_chunks(best)
+    by_doc: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for cid in best:
+        ch = chunks.get(cid)
+        if ch is None:
+            continue
+        by_doc.setdefault((ch.doc_id, ch.version), []).append({
+            "chunk_id": ch.chunk_id, "text": ch.text, "start": ch.start, "end": ch.end,
+            "quotes": sorted(quotes.get(cid, []), key=lambda q: (q["start"] is None, q["start"] or 0)),
+        })
+    supporting_documents = []
+    for (doc_id, version), chunk_list in by_doc.items():
+        doc = kb.store.get_document(doc_id, version)
+        supporting_documents.append({
+            "doc_id": doc_id,
+            "doc_title": doc.title if doc else doc_id,
+            "version": version,
+            "is_latest": bool(doc and doc.is_latest),
+            "supporting_chunks": chunk_list,
+        })
+
+    def docs_of(item_id: str) -> list[str]:
+        return sorted(f"{d}" if v == 1 else f"{d}@v{v}" for d, v in prov_docs.get(item_id, set()))
+
+    # Paths: from each seed to each leaf of the BFS tree (a node that parents no other).
+    parents = {p for p, _ in res.parent.values()}
+    paths: list[dict[str, Any]] = []
+    covered: set[str] = set()
+    for nid in res.order:
+        if nid in parents or nid not in res.parent:
+            continue
+        chain: list[tuple[str, Edge]] = []
+        cur = nid
+        while cur in res.parent:
+            here, e = res.parent[cur]
+            chain.append((here, e))
+            cur = here
+        chain.reverse()
+        steps = []
+        for here, e in chain:
+            covered.add(e.id)
+            steps.append({"source": e.source, "target": e.target, "type": e.type, "edge_id": e.id,
+                          "confidence": e.confidence, "documents": docs_of(e.id)})
+        text_parts = [_step_text(e, nodes, docs_of(e.id)) for _, e in chain]
+        paths.append({"from": cur, "to": nid, "steps": steps, "text": " ; ".join(text_parts)})
+    # Edges among the subgraph that no BFS path used are evidence too.
+    for e in edges:
+        if e.id not in covered:
+            paths.append({
+                "from": e.source, "to": e.target,
+                "steps": [{"source": e.source, "target": e.target, "type": e.type, "edge_id": e.id,
+                           "confidence": e.confidence, "documents": docs_of(e.id)}],
+                "text": _step_text(e, nodes, docs_of(e.id)),
+            })
+    chain_text = " | ".join(p["text"] for p in paths) if paths else "No edges in subgraph."
+    return {
+        "query": text,
+        "subgraph": subgraph,
+        "supporting_documents": supporting_documents,
+        "evidence_chain": chain_text,
+        "evidence_paths": paths,
+    }

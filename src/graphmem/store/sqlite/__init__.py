@@ -1,0 +1,5 @@
+"""SQLite backend (embedded default)."""
+
+from .store import SqliteStore
+
+__all__ = ["SqliteStore"]
