@@ -122,8 +122,9 @@ class _Locator:
             return None
         i = bisect.bisect_right(self.starts, start) - 1
         best, best_overlap = None, -1
-        # The span lies in chunk i or, with overlaps, in one of the next few.
-        for c in self.chunks[max(i, 0) : i + 3]:
+        # With overlaps the span may lie in chunk i-1 as well as i: prefer the earliest
+        # chunk that holds it whole, so that one passage carries as much evidence as it can.
+        for c in self.chunks[max(i - 1, 0) : i + 2]:
             if c.start <= start and end <= c.end:
                 return c
             overlap = min(end, c.end) - max(start, c.start)

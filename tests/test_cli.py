@@ -1,0 +1,147 @@
+"""The CLI through its real entry point (the installed `graphmem` script and `python -m graphmem`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
+
+SCRIPT = Path(sys.executable).parent / ("graphmem.exe" if os.name == "nt" else "graphmem")
+
+
+def run(home, *args, ok=True, script=False):
+    cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "graphmem"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    p = subprocess.run([*cmd, "--home", str(home), *args], capture_output=True, text=True, env=env, timeout=60)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "crash.txt").write_text(QUICKSTART_TEXT, encoding="utf-8")
+    (tmp_path / "ex.json").write_text(json.dumps({"entities": QUICKSTART_ENTITIES,
+                                                  "relations": QUICKSTART_RELATIONS}), encoding="utf-8")
+    return tmp_path
+
+
+def test_console_script_installed(tmp_path):
+    assert SCRIPT.exists(), "pip install -e . must install the graphmem console script"
+    p = run(tmp_path / "kb", "init", "--json", script=True)
+    assert json.loads(p.stdout)["created"] is True
+
+
+def test_quickstart_through_cli(files):
+    home = files / "kb"
+    run(home, "init")
+    r = json.loads(run(home, "ingest", str(files / "crash.txt"), "--extraction", str(files / "ex.json"),
+                       "--id", "doc_1", "--json").stdout)
+    assert (r["chunk_count"], r["nodes_added"], r["edges_added"]) == (1, 2, 1)
+    again = json.loads(run(home, "ingest", str(files / "crash.txt"), "--extraction", str(files / "ex.json"),
+                           "--id", "doc_1", "--json").stdout)
+    assert again["status"] == "unchanged" and again["nodes_added"] == 0
+
+    ev = json.loads(run(home, "query", "Why does the system crash?", "--evidence", "--json").stdout)
+    assert {n["name"] for n in ev["subgraph"]["nodes"].values()} == {"memory leak", "system crash"}
+    assert ev["subgraph"]["edges"][0]["type"] == "causes"
+    chunk = ev["supporting_documents"][0]["supporting_chunks"][0]
+    assert (chunk["text"], chunk["start"], chunk["end"]) == (QUICKSTART_TEXT, 0, len(QUICKSTART_TEXT))
+
+    human = run(home, "query", "Why does the system crash?", "--evidence").stdout
+    assert "memory leak --[causes]--> system crash (doc_1)" in human
+    assert "“System crashes due to memory leaks.” (0-35)" in human
+
+
+def test_docs_entity_stats_events(files):
+    home = files / "kb"
+    run(home, "ingest", str(files / "crash.txt"), "--extraction", str(files / "ex.json"), "--id", "doc_1")
+    listed = json.loads(run(home, "docs", "list", "--json").stdout)
+    assert [d["doc_id"] for d in listed] == ["doc_1"] and "content" not in listed[0]
+    shown = json.loads(run(home, "docs", "show", "doc_1", "--json").stdout)
+    assert shown["content"] == QUICKSTART_TEXT and shown["versions"] == [1]
+    assert "doc_1:v1:c0" in run(home, "docs", "show", "doc_1", "--chunks").stdout
+    hits = json.loads(run(home, "docs", "search", 'memory "NEAR* -:', "--json").stdout)
+    assert hits[0]["chunk_id"] == "doc_1:v1:c0" and "[memory]" in hits[0]["snippet"].lower()
+    ent = json.loads(run(home, "entity", "show", "Memory Leak", "--json").stdout)
+    assert ent["relations"][0]["target"] == "system crash"
+    assert "memory leak --[causes]--> system crash" in run(home, "entity", "show", "memory leak").stdout
+    stats = json.loads(run(home, "stats", "--json").stdout)
+    assert (stats["documents"], stats["entities"], stats["edges"]) == (1, 2, 1)
+    assert "entities 2" in run(home, "stats").stdout
+    evs = json.loads(run(home, "events", "--json").stdout)
+    assert evs[-1]["type"] == "document.added"
+    rm = json.loads(run(home, "docs", "rm", "doc_1", "--json").stdout)
+    assert rm["nodes_removed"] == 2 and rm["edges_removed"] == 1
+    assert json.loads(run(home, "stats", "--json").stdout)["entities"] == 0
+
+
+def test_hand_made_entities_and_relations(tmp_path):
+    home = tmp_path / "kb"
+    run(home, "entity", "add", "wheel", "--type", "component")
+    run(home, "entity", "add", "car", "--type", "system", "--alias", "automobile")
+    rel = json.loads(run(home, "relation", "add", "wheel", "is part of", "automobile", "--json").stdout)
+    assert (rel["source_name"], rel["type"], rel["target_name"]) == ("car", "contains", "wheel")
+    sg = json.loads(run(home, "query", "the car", "--json").stdout)
+    assert {n["name"] for n in sg["nodes"].values()} == {"car", "wheel"}
+
+
+def test_ingest_without_extraction_stores_chunks(files):
+    home = files / "kb"
+    r = json.loads(run(home, "ingest", str(files / "crash.txt"), "--json").stdout)
+    assert r["doc_id"] == "crash" and r["chunk_count"] == 1 and r["nodes_added"] == 0
+    assert any("no extractor yet" in w for w in r["warnings"])
+
+
+@pytest.mark.parametrize("setup,args,message", [
+    (None, ["query", "x"], "no knowledge base at"),
+    ("init", ["docs", "show", "nope"], "no document with id 'nope'"),
+    ("init", ["entity", "show", "nope"], "no entity named 'nope'"),
+    ("init", ["relation", "add", "a", "uses", "b"], "no entity named 'a'"),
+    ("init", ["docs", "rm", "nope"], "no document with id 'nope'"),
+])
+def test_errors_are_one_line_without_traceback(tmp_path, setup, args, message):
+    home = tmp_path / "kb"
+    if setup:
+        run(home, setup)
+    p = run(home, *args, ok=False)
+    assert p.returncode == 1
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name,content,extraction,message", [
+    ("bin.txt", b"\xff\xfe\x00bad", None, "not UTF-8"),
+    ("empty.txt", b"   \n", None, "is empty"),
+    ("ok.txt", QUICKSTART_TEXT.encode(), b"{bad json", "not valid JSON"),
+    ("ok.txt", QUICKSTART_TEXT.encode(), b'{"entities": [{"type": "issue"}]}', "entities[0].name: missing"),
+    ("ok.txt", QUICKSTART_TEXT.encode(),
+     b'{"relations": [{"source": "a", "target": "b", "type": "c", "confidence": 7}]}', "outside [0, 1]"),
+])
+def test_bad_files_rejected_and_store_unchanged(tmp_path, name, content, extraction, message):
+    home = tmp_path / "kb"
+    run(home, "init")
+    before = json.loads(run(home, "stats", "--json").stdout)
+    (tmp_path / name).write_bytes(content)
+    args = ["ingest", str(tmp_path / name)]
+    if extraction is not None:
+        (tmp_path / "x.json").write_bytes(extraction)
+        args += ["--extraction", str(tmp_path / "x.json")]
+    p = run(home, *args, ok=False)
+    assert p.returncode == 1 and message in p.stderr and "Traceback" not in p.stderr
+    after = json.loads(run(home, "stats", "--json").stdout)
+    before.pop("size_bytes"), after.pop("size_bytes")
+    assert after == before
+
+
+def test_home_from_environment(tmp_path):
+    env = {**os.environ, "GRAPHMEM_HOME": str(tmp_path / "envkb")}
+    p = subprocess.run([sys.executable, "-m", "graphmem", "init", "--json"], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["home"] == str(tmp_path / "envkb")
