@@ -43,6 +43,7 @@ Standard library only (plus graphmem).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -345,6 +346,17 @@ def table(runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def source_digest() -> str | None:
+    """SHA-256 over graphmem's Python sources, to tell which code a result was measured on."""
+    root = Path(graphmem.__file__).resolve().parent
+    h = hashlib.sha256()
+    files = sorted(root.rglob("*.py"))
+    for f in files:
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16] if files else None
+
+
 def machine() -> dict[str, Any]:
     return {
         "nproc": os.cpu_count(),
@@ -353,6 +365,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "sqlite": sqlite3.sqlite_version,
         "graphmem": getattr(graphmem, "__version__", None),
+        "graphmem_source_sha256": source_digest(),
     }
 
 
@@ -391,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
     m = result["machine"]
     print(f"graphmem ingest/query benchmark — {m['nproc']} cores, Python {m['python']}, SQLite {m['sqlite']}, "
-          f"seed {args.seed}")
+          f"seed {args.seed}, graphmem source {m['graphmem_source_sha256']}")
     print(table(result["runs"]))
     print(f"JSON: {args.out}")
     return 0

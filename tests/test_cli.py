@@ -91,11 +91,25 @@ def test_hand_made_entities_and_relations(tmp_path):
     assert {n["name"] for n in sg["nodes"].values()} == {"car", "wheel"}
 
 
-def test_ingest_without_extraction_stores_chunks(files):
-    home = files / "kb"
-    r = json.loads(run(home, "ingest", str(files / "crash.txt"), "--json").stdout)
-    assert r["doc_id"] == "crash" and r["chunk_count"] == 1 and r["nodes_added"] == 0
-    assert any("no extractor yet" in w for w in r["warnings"])
+def test_ingest_folder_with_bad_files(tmp_path):
+    home = tmp_path / "kb"
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "good.md").write_text("# Good\nThe Dispatch API depends on PgBouncer.", encoding="utf-8")
+    (corpus / "bin.txt").write_bytes(b"\xff\xfe\x00bad")
+    (corpus / "latin1.txt").write_bytes(b"caf\xe9 au lait")
+    (corpus / "empty.txt").write_bytes(b"   \n")
+    (corpus / "bad.jsonl").write_text('{"id": "r1", "text": "Redis is a cache."}\n{oops\n', encoding="utf-8")
+    p = run(home, "ingest", str(corpus), "--extractor", "none", "--json")
+    s = json.loads(p.stdout)
+    assert s["added"] == 2
+    reasons = {(os.path.basename(k["path"]), k["line"]): k["reason"] for k in s["skipped"]}
+    assert "binary" in reasons[("bin.txt", None)]
+    assert "not UTF-8" in reasons[("latin1.txt", None)]
+    assert "no text" in reasons[("empty.txt", None)]
+    assert "not JSON" in reasons[("bad.jsonl", 2)]
+    human = run(home, "ingest", str(corpus), "--extractor", "none").stdout
+    assert "2 unchanged" in human and "skipped" in human and "bin.txt" in human
 
 
 @pytest.mark.parametrize("setup,args,message", [
@@ -116,8 +130,8 @@ def test_errors_are_one_line_without_traceback(tmp_path, setup, args, message):
 
 
 @pytest.mark.parametrize("name,content,extraction,message", [
-    ("bin.txt", b"\xff\xfe\x00bad", None, "not UTF-8"),
-    ("empty.txt", b"   \n", None, "is empty"),
+    ("bin.txt", b"\xff\xfe\x00bad", b"{}", "not UTF-8"),
+    ("empty.txt", b"   \n", b"{}", "is empty"),
     ("ok.txt", QUICKSTART_TEXT.encode(), b"{bad json", "not valid JSON"),
     ("ok.txt", QUICKSTART_TEXT.encode(), b'{"entities": [{"type": "issue"}]}', "entities[0].name: missing"),
     ("ok.txt", QUICKSTART_TEXT.encode(),
@@ -128,10 +142,8 @@ def test_bad_files_rejected_and_store_unchanged(tmp_path, name, content, extract
     run(home, "init")
     before = json.loads(run(home, "stats", "--json").stdout)
     (tmp_path / name).write_bytes(content)
-    args = ["ingest", str(tmp_path / name)]
-    if extraction is not None:
-        (tmp_path / "x.json").write_bytes(extraction)
-        args += ["--extraction", str(tmp_path / "x.json")]
+    (tmp_path / "x.json").write_bytes(extraction)
+    args = ["ingest", str(tmp_path / name), "--extraction", str(tmp_path / "x.json")]
     p = run(home, *args, ok=False)
     assert p.returncode == 1 and message in p.stderr and "Traceback" not in p.stderr
     after = json.loads(run(home, "stats", "--json").stdout)

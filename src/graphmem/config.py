@@ -43,6 +43,23 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "opposite_relations": {},
     },
     "store": {"busy_timeout": 30.0},
+    "ingest": {
+        "extractor": "offline",
+        "max_mentions_per_entity": 50,
+        "max_file_mb": 20.0,
+        "max_bulk_file_mb": 2048.0,
+        "max_record_chars": 5_000_000,
+        "batch_size": 64,
+        "workers": 2,
+        "readers": {},
+    },
+    "llm": {
+        "base_url": "",
+        "model": "",
+        "timeout": 60.0,
+        "max_concurrency": 4,
+        "requests_per_minute": 0,
+    },
 }
 
 DEFAULT_CONFIG_TOML = """\
@@ -70,6 +87,14 @@ max_entity_types = 50
 
 [store]
 busy_timeout = 30.0   # seconds a writer waits for another process's write lock
+
+[ingest]
+extractor = "offline"   # offline | llm | none (agent-supplied entities/relations always win)
+max_file_mb = 20.0      # larger single documents are skipped with a reason
+
+[llm]                   # any OpenAI-compatible chat-completions server; key from OPENAI_API_KEY
+base_url = ""           # e.g. "http://localhost:11434/v1" (Ollama); default GRAPHMEM_OPENAI_BASE_URL
+model = ""
 """
 
 
@@ -82,7 +107,7 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any], where: str) -> Non
         if isinstance(base[key], dict):
             if not isinstance(value, Mapping):
                 raise InvalidInput(f"config key '{where}{key}' must be a table, got {type(value).__name__}")
-            if key.endswith(("synonyms", "relations")):
+            if key.endswith(("synonyms", "relations")) or key == "readers":
                 for k, v in value.items():
                     if not isinstance(v, str):
                         raise InvalidInput(f"config key '{where}{key}.{k}' must be a string")

@@ -15,6 +15,7 @@ from .errors import BackendError, InvalidInput
 from .extraction import Extraction, parse_extraction
 from .faces import Documents, Events, Graph
 from .ingest.core import IngestResult, ingest_document
+from .ingest.pipeline import IngestSummary, ingest_paths
 from .retrieval.graph_query import graph_query, query_with_evidence
 from .store import Store, open_store
 
@@ -110,6 +111,23 @@ class KnowledgeBase:
     ) -> IngestResult:
         """Like :meth:`ingest_with_content` with an already-validated :class:`Extraction`."""
         return ingest_document(self, doc_id, title, source, content, extraction or Extraction(), metadata)
+
+    def ingest_paths(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        glob: str | None = None,
+        extractor: str | Any | None = None,
+        excludes: Sequence[str] = (),
+        prune: bool = False,
+        on_progress: Callable[[int, int, str], None] | None = None,
+        as_jsonl: bool = False,
+    ) -> IngestSummary:
+        """Ingest files and folders (recursively): readers by extension, the configured
+        extractor (offline by default), unchanged files skipped, batched transactions.
+        Returns an :class:`IngestSummary` (added / unchanged / new versions / skipped...)."""
+        return ingest_paths(self, paths, glob=glob, extractor=extractor, excludes=excludes, prune=prune,
+                            on_progress=on_progress, as_jsonl=as_jsonl)
 
     def add_node(self, name: str, type: str = "concept", aliases: Sequence[str] = ()) -> str:
         """Add an entity by hand; returns its id (see :meth:`Graph.add_node`)."""

@@ -18,6 +18,7 @@ __all__ = [
     "Provenance",
     "Event",
     "ChunkHit",
+    "Mention",
     "NodeKind",
     "ENTITY",
     "MEMORY",
@@ -123,6 +124,18 @@ class Provenance(_Plain):
     confidence: float | None = None
     id: int | None = None
     created_at: str = ""
+
+
+@dataclass(frozen=True)
+class Mention(_Plain):
+    """One occurrence of an entity in a chunk (offsets into the document version)."""
+
+    node_id: str
+    chunk_id: str
+    doc_id: str
+    version: int
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)

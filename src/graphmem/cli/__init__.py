@@ -17,7 +17,7 @@ import click
 
 from .. import kb as kb_module
 from ..errors import GraphmemError
-from ..extraction import Extraction, load_extraction_file
+from ..extraction import load_extraction_file
 from . import render
 
 __all__ = ["main", "cli"]
@@ -105,31 +105,113 @@ def _read_text(path: Path) -> str:
     raise AssertionError("unreachable")
 
 
+class _Progress:
+    """Rich progress bar on a terminal, plain lines otherwise, nothing with --json."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.bar: Any = None
+        self.task: Any = None
+        self._last = 0.0
+
+    def __enter__(self) -> _Progress:
+        if self.mode == "rich":
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self.bar = Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[rate]} docs/s"), TimeElapsedColumn(),
+                                TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[doc]}"),
+                                transient=False)
+            self.bar.__enter__()
+            self.task = self.bar.add_task("ingest", total=None, rate="-", doc="")
+        return self
+
+    def __call__(self, done: int, total: int, doc_id: str) -> None:
+        import time
+
+        if self.mode == "rich":
+            elapsed = self.bar.tasks[0].elapsed or 0.0
+            rate = f"{done / elapsed:.0f}" if elapsed > 0 else "-"
+            self.bar.update(self.task, completed=done, total=total, rate=rate, doc=doc_id[-40:])
+        elif self.mode == "plain":
+            now = time.monotonic()
+            if now - self._last >= 2.0 or done == total:
+                self._last = now
+                click.echo(f"ingest: {done}/{total} documents ({doc_id})", err=True)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def _render_summary(s: dict[str, Any]) -> str:
+    lines = [
+        f"{s['documents']} documents: {s['added']} added, {s['new_versions']} new versions, "
+        f"{s['unchanged']} unchanged; {len(s['skipped'])} skipped, {len(s['failed'])} failed "
+        f"({s['elapsed_s']:.2f} s, {s['docs_per_s'] or 0:g} docs/s, extractor {s['extractor']})",
+        f"  chunks {s['chunks']}, entities added {s['entities']}, relations added {s['relations']}, "
+        f"mentions {s['mentions']}, warnings {s['warnings_count']}",
+    ]
+    for sk in s["skipped"][:50]:
+        where = f"{sk['path']}:{sk['line']}" if sk["line"] else sk["path"]
+        lines.append(f"  skipped {where}: {sk['reason']}")
+    if len(s["skipped"]) > 50:
+        lines.append(f"  … and {len(s['skipped']) - 50} more skipped (see --json)")
+    for f in s["failed"][:20]:
+        lines.append(f"  failed {f['path']}: {f['reason']}")
+    for doc_id in s["pruned"]:
+        lines.append(f"  pruned {doc_id} (file gone)")
+    if s["interrupted"]:
+        lines.append("interrupted: finished documents are committed; run the same command to resume")
+    return "\n".join(lines)
+
+
 @cli.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--extraction", "extraction_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="EXTRACTION.json: {entities: [...], relations: [...]} in the seed's format.")
-@click.option("--id", "doc_id", help="Document id (default: the file name without extension).")
-@click.option("--title", help="Title (default: the file name).")
-@click.option("--source", help="Source path or URL (default: the file path).")
+              help="EXTRACTION.json for a single FILE: {entities: [...], relations: [...]} (agent-supplied).")
+@click.option("--id", "doc_id", help="Document id with --extraction (default: the file name without extension).")
+@click.option("--title", help="Title with --extraction (default: the file name).")
+@click.option("--source", help="Source with --extraction (default: the file path).")
+@click.option("--extractor", type=click.Choice(["offline", "llm", "none"]), default=None,
+              help="Entity/relation extractor (default: config ingest.extractor, 'offline').")
+@click.option("--glob", "glob_", metavar="PATTERN", help="Only files whose name or path matches, e.g. '*.md'.")
+@click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
+              help=".gitignore-style pattern to skip (repeatable; .gitignore files are honoured too).")
+@click.option("--jsonl", is_flag=True, help="Read every PATH as JSONL records, whatever its extension.")
+@click.option("--prune", is_flag=True, help="Delete documents whose files under PATHS are gone.")
 @json_option
 @click.pass_context
 @handle_errors
-def ingest(ctx: click.Context, file: Path, extraction_file: Path | None, doc_id: str | None,
-           title: str | None, source: str | None, as_json: bool) -> None:
-    """Ingest FILE with the entities and relations given in --extraction.
+def ingest(ctx: click.Context, paths: tuple[Path, ...], extraction_file: Path | None, doc_id: str | None,
+           title: str | None, source: str | None, extractor: str | None, glob_: str | None,
+           excludes: tuple[str, ...], jsonl: bool, prune: bool, as_json: bool) -> None:
+    """Ingest files and folders: documents, chunks, entities, relations, evidence.
 
-    Without --extraction the document and its chunks are stored (searchable with
-    `graphmem docs search`); automatic extraction arrives with the offline extractor.
+    Folders are walked recursively (hidden files and .gitignore'd paths skipped). Unchanged
+    files are skipped by content hash; changed ones become new versions. With --extraction,
+    FILE is ingested with the entities and relations you supply.
     """
-    extraction = load_extraction_file(extraction_file) if extraction_file else Extraction()
-    content = _read_text(file)
+    if extraction_file is not None:
+        if len(paths) != 1 or not paths[0].is_file():
+            _fail("--extraction applies to exactly one FILE")
+        extraction = load_extraction_file(extraction_file)
+        content = _read_text(paths[0])
+        kb = _open(ctx, create=True)
+        data = kb.ingest(doc_id or paths[0].stem, title or paths[0].name, source or str(paths[0]), content,
+                         extraction).to_dict()
+        _emit(data, as_json, render.ingest)
+        return
     kb = _open(ctx, create=True)
-    data = kb.ingest(doc_id or file.stem, title or file.name, source or str(file), content, extraction).to_dict()
-    if extraction_file is None:
-        data["warnings"].append("no --extraction given: stored the document and its chunks only "
-                                "(no extractor yet)")
-    _emit(data, as_json, render.ingest)
+    mode = "none" if as_json else ("rich" if sys.stderr.isatty() else "plain")
+    with _Progress(mode) as progress:
+        summary = kb.ingest_paths(list(paths), glob=glob_, extractor=extractor, excludes=excludes, prune=prune,
+                                  on_progress=progress, as_jsonl=jsonl)
+    data = summary.to_dict()
+    _emit(data, as_json, _render_summary)
+    if summary.interrupted:
+        sys.exit(130)
 
 
 @cli.command()

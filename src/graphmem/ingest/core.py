@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..extraction import EntitySpec, Extraction, RelationSpec
-from ..models import ENTITY, Chunk, Document, Edge, Node, Provenance
+from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
 from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
 from .chunking import chunk_spans
 
@@ -50,6 +50,7 @@ class IngestResult:
     nodes_linked: int = 0
     edges_supported: int = 0
     provenance_added: int = 0
+    mentions_added: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +66,7 @@ class IngestResult:
             "nodes_linked": self.nodes_linked,
             "edges_supported": self.edges_supported,
             "provenance_added": self.provenance_added,
+            "mentions_added": self.mentions_added,
         }
 
 
@@ -181,6 +183,9 @@ def ingest_document(
         writer.add_relations(extraction.relations)
         store.insert_provenance(writer.provenance)
         result.provenance_added = len(writer.provenance)
+        mentions = writer.mentions(kb.config["ingest"]["max_mentions_per_entity"])
+        store.insert_mentions(mentions)
+        result.mentions_added = len(mentions)
         store.append_event(
             "document.added" if version == 1 else "document.versioned",
             doc_id,
@@ -294,6 +299,30 @@ class _GraphWriter:
             for _, n in names:
                 self.local.setdefault(n, node_id)
             self._evidence("node", node_id, ent.supporting_text, ent.name, label)
+
+    # -- mentions -----------------------------------------------------------------------------
+
+    def mentions(self, per_entity: int) -> list[Mention]:
+        """Every occurrence (whole words, any case, optional plural) of each entity's names."""
+        if not self.local:
+            return []
+        names = sorted(self.local, key=len, reverse=True)  # longest first: "memory leak" before "memory"
+        pattern = re.compile(
+            r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?:s|es)?(?!\w)", re.IGNORECASE
+        )
+        folded = {n.casefold(): nid for n, nid in self.local.items()}
+        counts: dict[str, int] = {}
+        out: list[Mention] = []
+        for m in pattern.finditer(self.doc.content):
+            nid = folded.get(normalize_name(m.group(1)))
+            if nid is None or counts.get(nid, 0) >= per_entity:
+                continue
+            chunk = self.locator.chunk_for_span(m.start(), m.end())
+            if chunk is None:
+                continue
+            counts[nid] = counts.get(nid, 0) + 1
+            out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, m.start(), m.end()))
+        return out
 
     # -- relations --------------------------------------------------------------------------
 

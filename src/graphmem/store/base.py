@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
-from ..models import Chunk, ChunkHit, Document, Edge, Event, Node, Provenance
+from ..models import Chunk, ChunkHit, Document, Edge, Event, Mention, Node, Provenance
 
 __all__ = ["Store"]
 
@@ -102,6 +102,21 @@ class Store(Protocol):
         """Evidence count per item."""
     def prune_unsupported(self, node_ids: Iterable[str], edge_ids: Iterable[str]) -> tuple[list[str], list[str]]:
         """Remove the given non-manual items left without evidence; returns removed ids."""
+
+    def savepoint(self) -> AbstractContextManager[None]:
+        """A unit inside the current transaction, undone alone when it raises."""
+
+    # mentions (entity occurrences in chunks)
+    def insert_mentions(self, mentions: Sequence[Mention]) -> None:
+        """Record entity occurrences."""
+    def mentions_of(self, node_ids: Iterable[str], limit_per_node: int | None = None) -> dict[str, list[Mention]]:
+        """Occurrences per entity."""
+    def chunk_mentions(self, chunk_ids: Iterable[str]) -> dict[str, list[Mention]]:
+        """Occurrences per chunk."""
+    def document_hashes(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Latest content hash per known document id."""
+    def documents_by_source_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        """(doc_id, source) of latest documents whose source starts with prefix."""
 
     # ontology and stats
     def ontology_types(self, kind: str) -> list[str]:

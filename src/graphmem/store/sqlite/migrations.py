@@ -137,4 +137,22 @@ CREATE INDEX events_type ON events (type, id);
 CREATE INDEX events_target ON events (target, id);
 """,
     ),
+    (
+        "0002_mentions",
+        """
+-- Every occurrence of an entity in a chunk: retrieval walks entity -> passage -> entity
+-- through these (passages are vertices of the retrieval graph, as in HippoRAG).
+CREATE TABLE mentions (
+    id INTEGER PRIMARY KEY,
+    node_id TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL REFERENCES chunks (chunk_id) ON DELETE CASCADE,
+    doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL
+);
+CREATE INDEX mentions_node ON mentions (node_id, chunk_id);
+CREATE INDEX mentions_chunk ON mentions (chunk_id);
+""",
+    ),
 ]

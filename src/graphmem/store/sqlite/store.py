@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, StoreBusy
-from ...models import Chunk, ChunkHit, Document, Edge, Event, Node, Provenance
+from ...models import Chunk, ChunkHit, Document, Edge, Event, Mention, Node, Provenance
 from ...text import query_words
 from .migrations import MIGRATIONS
 
@@ -628,6 +628,7 @@ class SqliteStore:
                 )
                 moved += 1
         c.execute("UPDATE provenance SET item_id = ? WHERE item_kind = 'node' AND item_id = ?", (keep, other))
+        c.execute("UPDATE mentions SET node_id = ? WHERE node_id = ?", (keep, other))
         # Names: drop the FTS rows through delete + insert so the index stays in step.
         names = self._q("SELECT kind, norm, alias FROM node_names WHERE node_id = ?", (other,))
         c.execute("DELETE FROM node_names WHERE node_id = ?", (other,))
@@ -651,6 +652,79 @@ class SqliteStore:
             )
         c.execute("DELETE FROM provenance WHERE item_kind = 'node' AND item_id = ?", (node_id,))
         c.execute("DELETE FROM nodes WHERE id = ?", (node_id,))
+
+    # -- mentions ---------------------------------------------------------------------------
+
+    def insert_mentions(self, mentions: Sequence[Mention]) -> None:
+        """Record entity occurrences in chunks."""
+        self.conn.executemany(
+            'INSERT INTO mentions (node_id, chunk_id, doc_id, version, start, "end") VALUES (?, ?, ?, ?, ?, ?)',
+            [(m.node_id, m.chunk_id, m.doc_id, m.version, m.start, m.end) for m in mentions],
+        )
+
+    def mentions_of(self, node_ids: Iterable[str], limit_per_node: int | None = None) -> dict[str, list[Mention]]:
+        """Occurrences per entity, newest first (at most ``limit_per_node`` each)."""
+        out: dict[str, list[Mention]] = {}
+        lim = -1 if limit_per_node is None else limit_per_node
+        for nid in dict.fromkeys(node_ids):
+            rows = self._q(
+                'SELECT node_id, chunk_id, doc_id, version, start, "end" FROM mentions WHERE node_id = ?'
+                " ORDER BY id DESC LIMIT ?",
+                (nid, lim),
+            )
+            if rows:
+                out[nid] = [Mention(*r) for r in rows]
+        return out
+
+    def chunk_mentions(self, chunk_ids: Iterable[str]) -> dict[str, list[Mention]]:
+        """Entity occurrences per chunk."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, list[Mention]] = {}
+        for part in _chunks(ids):
+            for r in self._q(
+                f'SELECT node_id, chunk_id, doc_id, version, start, "end" FROM mentions WHERE chunk_id IN'
+                f" ({','.join('?' * len(part))}) ORDER BY id",
+                part,
+            ):
+                out.setdefault(r[1], []).append(Mention(*r))
+        return out
+
+    def document_hashes(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Content hash of the latest version of each known document id."""
+        ids = list(dict.fromkeys(doc_ids))
+        out: dict[str, str] = {}
+        for part in _chunks(ids):
+            for r in self._q(
+                f"SELECT doc_id, content_hash FROM documents WHERE is_latest = 1 AND doc_id IN"
+                f" ({','.join('?' * len(part))})",
+                part,
+            ):
+                out[r[0]] = r[1]
+        return out
+
+    def documents_by_source_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        """``(doc_id, source)`` of latest documents whose source starts with ``prefix``."""
+        esc = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return [(r[0], r[1]) for r in self._q(
+            "SELECT doc_id, source FROM documents WHERE is_latest = 1 AND source LIKE ? ESCAPE '\\'",
+            (esc + "%",),
+        )]
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested unit inside the current transaction: undone alone if it fails."""
+        with self._lock:
+            if not self._depth:
+                raise BackendError("savepoint() must be used inside transaction()")
+            self.conn.execute("SAVEPOINT gm_unit")
+            try:
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK TO gm_unit")
+                self.conn.execute("RELEASE gm_unit")
+                raise
+            else:
+                self.conn.execute("RELEASE gm_unit")
 
     # -- ontology types -------------------------------------------------------------------
 
@@ -679,6 +753,7 @@ class SqliteStore:
             "entities": nodes_by_kind.get("entity", 0),
             "edges": one("SELECT count(*) FROM edges"),
             "provenance": one("SELECT count(*) FROM provenance"),
+            "mentions": one("SELECT count(*) FROM mentions"),
             "entity_types": one("SELECT count(*) FROM ontology_types WHERE kind = 'entity'"),
             "relation_types": one("SELECT count(*) FROM ontology_types WHERE kind = 'relation'"),
             "events": one("SELECT count(*) FROM events"),

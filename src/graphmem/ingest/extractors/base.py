@@ -1,0 +1,84 @@
+"""The extractor contract: ``extract(document) -> Extraction``, validated the same way
+whatever produced it (the agent, an LLM, the offline rules)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ...extraction import EntitySpec, Extraction, RelationSpec
+from ...text import FoldedText, normalize_name
+
+__all__ = ["SourceDocument", "Extractor", "ExtractionError", "validate_extraction"]
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A document as read from a file or a bulk record, before it is stored.
+
+    ``extraction`` is set when the caller supplied entities/relations (agent extraction);
+    ``pages`` maps character ranges to page numbers for paginated sources (PDF):
+    ``[(start, end, page_number), ...]``.
+    """
+
+    doc_id: str
+    title: str
+    source: str
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    extraction: Extraction | None = None
+    pages: tuple[tuple[int, int, int], ...] = ()
+
+
+class ExtractionError(Exception):
+    """An extractor could not produce a valid extraction for one document (reported, not fatal)."""
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Turns one document into entities and relations in the seed's format."""
+
+    name: str
+
+    def extract(self, doc: SourceDocument) -> Extraction:
+        """Entities and relations found in ``doc.text``; every item carries supporting text."""
+
+
+def validate_extraction(
+    extraction: Extraction, text: str, min_confidence: float = 0.6, source: str = "extractor"
+) -> tuple[Extraction, list[str]]:
+    """Keep only what the contract accepts; report every dropped item.
+
+    Dropped: an entity whose supporting text is given but not in the document (case and
+    whitespace folded) — nothing hallucinated is stored; a relation below ``min_confidence``;
+    a relation whose supporting text is not in the document; a relation whose endpoints are
+    not both in the entity list.
+    """
+    folded = FoldedText(text)
+    warnings: list[str] = []
+
+    def present(quote: str) -> bool:
+        return not quote or quote in text or folded.find(quote) is not None
+
+    entities: list[EntitySpec] = []
+    names: set[str] = set()
+    for i, e in enumerate(extraction.entities):
+        if not present(e.supporting_text):
+            warnings.append(f"{source}: entities[{i}] '{e.name}': supporting_text not in the document; dropped")
+            continue
+        entities.append(e)
+        names.add(normalize_name(e.name))
+        names.update(normalize_name(a) for a in e.aliases)
+    relations: list[RelationSpec] = []
+    for i, r in enumerate(extraction.relations):
+        label = f"{source}: relations[{i}] '{r.source} --[{r.type}]--> {r.target}'"
+        if r.confidence < min_confidence:
+            warnings.append(f"{label}: confidence {r.confidence:g} below {min_confidence:g}; dropped")
+        elif not present(r.supporting_text):
+            warnings.append(f"{label}: supporting_text not in the document; dropped")
+        elif normalize_name(r.source) not in names or normalize_name(r.target) not in names:
+            warnings.append(f"{label}: an endpoint is not in the entity list; dropped")
+        else:
+            relations.append(r)
+    return Extraction(tuple(entities), tuple(relations), dict(extraction.extra)), warnings
