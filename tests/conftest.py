@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,38 @@ from typing import Any
 import pytest
 
 import graphmem
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL_DIR = REPO.parent / "shared" / "models" / "minilm-static-256"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--model-dir", default=None,
+                     help="Model2Vec model folder for embedding tests (default: $GRAPHMEM_TEST_MODEL or "
+                          "../shared/models/minilm-static-256)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # No test may reach the network: model hubs are told to stay offline.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+@pytest.fixture(autouse=True)
+def _no_default_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests run without an embedding model unless they ask for one (the default model would
+    be downloaded from a hub)."""
+    monkeypatch.setenv("GRAPHMEM_EMBED_MODEL", "none")
+
+
+@pytest.fixture(scope="session")
+def model_dir(request: pytest.FixtureRequest) -> Path:
+    """The offline static model; tests using it are skipped (with the reason) where it is absent."""
+    raw = request.config.getoption("--model-dir") or os.environ.get("GRAPHMEM_TEST_MODEL") or DEFAULT_MODEL_DIR
+    path = Path(raw)
+    if not (path / "model.safetensors").exists():
+        pytest.skip(f"embedding model folder {path} not found; pass --model-dir or set GRAPHMEM_TEST_MODEL")
+    return path
 
 QUICKSTART_TEXT = "System crashes due to memory leaks. Memory leaks occur when objects are not released."
 QUICKSTART_ENTITIES: list[dict[str, Any]] = [

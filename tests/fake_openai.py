@@ -1,4 +1,4 @@
-"""A local stand-in for an OpenAI-compatible chat-completions server, for tests.
+"""A local stand-in for an OpenAI-compatible server (chat completions, embeddings), for tests.
 
 It listens on 127.0.0.1 (port 0, so the OS picks a free one) in a background thread, records
 every request, counts how many are in flight at once, and answers from a script of
@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeOpenAI", "Recorded", "Reply", "chat_reply", "extraction_reply"]
+__all__ = ["ROUTES", "FakeOpenAI", "Recorded", "Reply", "chat_reply", "embedding_reply", "extraction_reply"]
+
+# The endpoints the fake answers (from the script); any other path is a 404.
+ROUTES = ("/v1/chat/completions", "/v1/embeddings")
 
 
 @dataclass
@@ -55,6 +58,20 @@ def chat_reply(content: str, **kwargs: Any) -> Reply:
 def extraction_reply(entities: list[dict[str, Any]], relations: list[dict[str, Any]], **kwargs: Any) -> Reply:
     """A 200 answer carrying an extraction as JSON content."""
     return chat_reply(json.dumps({"entities": entities, "relations": relations}), **kwargs)
+
+
+def embedding_reply(vectors: list[list[float]], order: Iterable[int] | None = None, **kwargs: Any) -> Reply:
+    """A 200 embeddings answer: item ``i`` carries ``vectors[i]`` with ``"index": i``.
+
+    ``order`` lists the item indices in the order the items appear in ``data`` (default: in
+    order), to check that clients sort by ``index`` rather than trust the list order.
+    """
+    indices = list(range(len(vectors))) if order is None else list(order)
+    return Reply(200, {
+        "object": "list", "model": "test-embedder",
+        "data": [{"object": "embedding", "index": i, "embedding": vectors[i]} for i in indices],
+        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+    }, **kwargs)
 
 
 class FakeOpenAI:
@@ -121,7 +138,7 @@ class FakeOpenAI:
                     fake.active += 1
                     fake.max_active = max(fake.max_active, fake.active)
                 try:
-                    if self.path != "/v1/chat/completions":
+                    if self.path not in ROUTES:
                         reply = Reply(404, {"error": {"message": f"no route {self.path}"}})
                     else:
                         reply = fake._next_reply(recorded)

@@ -17,6 +17,7 @@ SCRIPT = Path(sys.executable).parent / ("graphmem.exe" if os.name == "nt" else "
 def run(home, *args, ok=True, script=False):
     cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "graphmem"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1")
     p = subprocess.run([*cmd, "--home", str(home), *args], capture_output=True, text=True, env=env, timeout=60)
     if ok:
         assert p.returncode == 0, p.stderr
@@ -152,7 +153,7 @@ def test_bad_files_rejected_and_store_unchanged(tmp_path, name, content, extract
 
 
 def test_home_from_environment(tmp_path):
-    env = {**os.environ, "GRAPHMEM_HOME": str(tmp_path / "envkb")}
+    env = {**os.environ, "GRAPHMEM_HOME": str(tmp_path / "envkb"), "GRAPHMEM_EMBED_MODEL": "none"}
     p = subprocess.run([sys.executable, "-m", "graphmem", "init", "--json"], capture_output=True, text=True,
                        env=env, timeout=60)
     assert p.returncode == 0, p.stderr

@@ -24,9 +24,8 @@ from graphmem.ingest.extractors.llm import (
     RESPONSE_SCHEMA,
     SYSTEM_PROMPT,
     LLMExtractor,
-    _RateLimiter,
-    _retry_after,
 )
+from graphmem.openai_http import RateLimiter, retry_after
 
 KEY = "sk-test-SECRET-123"
 TEXT = "System crashes due to memory leaks. Memory leaks occur when objects are not released."
@@ -257,11 +256,11 @@ def test_retry_after_parsing() -> None:
             m["Retry-After"] = value
         return m
 
-    assert _retry_after(headers("0"), 30.0) == 0.0
-    assert _retry_after(headers("2.5"), 30.0) == 2.5
-    assert _retry_after(headers("120"), 30.0) == 30.0  # capped
-    assert _retry_after(headers("Wed, 21 Oct 2015 07:28:00 GMT"), 30.0) is None
-    assert _retry_after(headers(None), 30.0) is None
+    assert retry_after(headers("0"), 30.0) == 0.0
+    assert retry_after(headers("2.5"), 30.0) == 2.5
+    assert retry_after(headers("120"), 30.0) == 30.0  # capped
+    assert retry_after(headers("Wed, 21 Oct 2015 07:28:00 GMT"), 30.0) is None
+    assert retry_after(headers(None), 30.0) is None
 
 
 # ------------------------------------------------------------------ cache
@@ -358,7 +357,7 @@ def test_rate_limiter_spaces_requests() -> None:
         sleeps.append(seconds)
         now[0] += seconds
 
-    limiter = _RateLimiter(60, clock=lambda: now[0], sleep=sleep)  # one per second
+    limiter = RateLimiter(60, clock=lambda: now[0], sleep=sleep)  # one per second
     for _ in range(3):
         limiter.acquire()
     assert sleeps == [1.0, 1.0]
@@ -373,7 +372,7 @@ def test_extractor_requests_go_through_the_rate_limiter(server: FakeOpenAI) -> N
     assert ex._limiter is not None and ex._limiter.interval == pytest.approx(0.1)
     now = [0.0]
     sleeps: list[float] = []
-    ex._limiter = _RateLimiter(600, clock=lambda: now[0], sleep=sleeps.append)  # frozen clock: every slot waits
+    ex._limiter = RateLimiter(600, clock=lambda: now[0], sleep=sleeps.append)  # frozen clock: every slot waits
     for n in range(1, 4):
         ex.extract(_numbered_doc(n))
     assert sleeps == pytest.approx([0.1, 0.2])

@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["DEFAULTS", "Config", "load_config", "DEFAULT_CONFIG_TOML"]
+__all__ = ["DEFAULTS", "Config", "load_config", "DEFAULT_CONFIG_TOML", "set_config_value"]
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "chunking": {"size": 500, "overlap": 100},
@@ -53,6 +53,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "workers": 2,
         "readers": {},
     },
+    "embeddings": {
+        # SPEC: model2vec:<hub id or folder> | sentence-transformers:<id or folder> | openai:<model> | none
+        "model": "model2vec:minishlab/potion-retrieval-32M",
+        "embed_entities": True,
+        "device": "",
+        "base_url": "",
+        "batch_size": 128,
+    },
+    "search": {"preset": "default"},
     "llm": {
         "base_url": "",
         "model": "",
@@ -91,6 +100,15 @@ busy_timeout = 30.0   # seconds a writer waits for another process's write lock
 [ingest]
 extractor = "offline"   # offline | llm | none (agent-supplied entities/relations always win)
 max_file_mb = 20.0      # larger single documents are skipped with a reason
+
+[embeddings]
+# model2vec:<hub id or folder> (default; downloaded on first use where the network allows),
+# sentence-transformers:<id or folder>, openai:<model> (GRAPHMEM_OPENAI_BASE_URL, OPENAI_API_KEY)
+# or none. Env: GRAPHMEM_EMBED_MODEL. Changing it on a filled knowledge base needs `graphmem reindex`.
+model = "model2vec:minishlab/potion-retrieval-32M"
+
+[search]
+preset = "default"      # default | bm25 | dense | rrf | hybrid | bfs | ppr
 
 [llm]                   # any OpenAI-compatible chat-completions server; key from OPENAI_API_KEY
 base_url = ""           # e.g. "http://localhost:11434/v1" (Ollama); default GRAPHMEM_OPENAI_BASE_URL
@@ -198,7 +216,34 @@ def load_config(
         if key not in data[section]:
             raise InvalidInput(f"environment variable {name}: unknown config key '{section}.{key}'")
         env_data.setdefault(section, {})[key] = value
+    # The issue-named shortcut for the one embedding setting.
+    if env.get("GRAPHMEM_EMBED_MODEL"):
+        env_data.setdefault("embeddings", {})["model"] = env["GRAPHMEM_EMBED_MODEL"]
     _merge(data, env_data, "")
     if overrides:
         _merge(data, json.loads(json.dumps(overrides)), "")
     return Config(data)
+
+
+def set_config_value(home: Path, section: str, key: str, value: str) -> None:
+    """Set one string value in ``<home>/config.toml``, keeping the rest of the file (comments
+    included) as it is; the file is replaced atomically."""
+    if section not in DEFAULTS or key not in DEFAULTS[section]:
+        raise InvalidInput(f"unknown config key '{section}.{key}'")
+    path = home / "config.toml"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    rendered = f"{key} = {json.dumps(value)}"
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == f"[{section}]"), None)
+    if start is None:
+        lines += ["", f"[{section}]", rendered]
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+        hit = next((i for i in range(start + 1, end)
+                    if lines[i].split("=", 1)[0].strip() == key and not lines[i].lstrip().startswith("#")), None)
+        if hit is None:
+            lines.insert(start + 1, rendered)
+        else:
+            lines[hit] = rendered
+    tmp = path.with_name(".config.toml.tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -13,10 +13,13 @@ from typing import Any
 from .config import DEFAULT_CONFIG_TOML, Config, load_config
 from .errors import BackendError, InvalidInput
 from .extraction import Extraction, parse_extraction
+from .embeddings.manager import EmbeddingManager
 from .faces import Documents, Events, Graph
 from .ingest.core import IngestResult, ingest_document
 from .ingest.pipeline import IngestSummary, ingest_paths
+from .retrieval.config import SearchConfig
 from .retrieval.graph_query import graph_query, query_with_evidence
+from .retrieval.search import SearchResult, search
 from .store import Store, open_store
 
 __all__ = ["KnowledgeBase", "open", "default_home"]
@@ -47,6 +50,7 @@ class KnowledgeBase:
         self.config = config
         self.store = store
         self._clock = clock
+        self.embeddings = EmbeddingManager(self)
         self.documents = Documents(self)
         self.graph = Graph(self)
         self.events = Events(self)
@@ -147,12 +151,54 @@ class KnowledgeBase:
         _check_query(text)
         return query_with_evidence(self, text)
 
+    # -- retrieval ------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        kinds: Sequence[str] | str = ("chunk",),
+        k: int = 10,
+        strategy: str | None = None,
+        preset: str | None = None,
+        config: Mapping[str, Any] | SearchConfig | None = None,
+        as_context: bool = False,
+        token_budget: int = 1000,
+    ) -> SearchResult:
+        """Hybrid search (BM25 + dense + entity seeds, PPR/BFS expansion, rerank) with evidence.
+
+        ``kinds``: chunk, entity, document. ``strategy``: ppr, bfs, none. ``preset``: a named
+        SearchConfig (default, bm25, dense, rrf, hybrid, bfs, ppr). ``as_context=True`` adds a
+        text block of the best evidence within ``token_budget`` tokens.
+        """
+        return search(self, query, kinds=kinds, k=k, strategy=strategy, preset=preset, config=config,
+                      as_context=as_context, token_budget=token_budget)
+
+    def embed_query(self, text: str) -> Any:
+        """The query vector, or None without a usable embedding model."""
+        return self.embeddings.embed_query(text)
+
+    @property
+    def embedder_note(self) -> str | None:
+        """Why dense retrieval is off, when it is."""
+        return self.embeddings.note
+
+    def vector_index(self, item_kind: str) -> Any:
+        """In-memory vector index of an item kind (None without vectors)."""
+        return self.embeddings.vector_index(item_kind)
+
+    def reindex(self, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Re-embed every chunk and entity with the configured model (after switching models)."""
+        return self.embeddings.reindex(on_progress)
+
     def stats(self) -> dict[str, Any]:
         """Counts of what the knowledge base holds, its size, and where it lives."""
         out = self.store.stats()
         out["home"] = str(self.home)
         out["backend"] = self.store.backend
         out["migrations"] = self.store.applied_migrations()
+        out["embedding_model"] = self.embeddings.stored_model()
+        out["vectors"] = self.store.vector_models()  # type: ignore[attr-defined]
         return out
 
 

@@ -24,6 +24,8 @@ __all__ = [
     "MEMORY",
     "SKILL",
     "PAGE",
+    "Page",
+    "PageLink",
 ]
 
 NodeKind = str
@@ -164,3 +166,42 @@ class ChunkHit(_Plain):
         out = self.chunk.to_dict()
         out.update(title=self.title, score=self.score, snippet=self.snippet)
         return out
+
+
+@dataclass
+class Page(_Plain):
+    """A wiki page as indexed: its file ``wiki/<path>`` holds the text a person reads.
+
+    ``content`` is the indexed body (front matter and graphmem's markers removed);
+    ``subject`` names what a generated page is about (``entity:<node id>``, ``doc:<doc id>``).
+    """
+
+    slug: str
+    category: str
+    title: str
+    path: str
+    summary: str = ""
+    tags: list[str] = field(default_factory=list)
+    front_matter: dict[str, Any] = field(default_factory=dict)
+    content: str = ""
+    content_hash: str = ""
+    size: int = 0
+    mtime_ns: int = 0
+    node_id: str | None = None
+    subject: str | None = None
+    entity_type: str | None = None
+    contradictions: int = 0
+    stub: bool = False
+    created_at: str = ""
+    updated_at: str = ""
+    shard: str = ""
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class PageLink(_Plain):
+    """A ``[[target]]`` or ``[[target|label]]`` wikilink on line ``line`` (1-based) of a page."""
+
+    target: str
+    line: int
+    label: str | None = None

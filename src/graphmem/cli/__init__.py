@@ -17,6 +17,8 @@ import click
 
 from .. import kb as kb_module
 from ..errors import GraphmemError
+from ..config import set_config_value
+from ..embeddings import parse_spec
 from ..extraction import load_extraction_file
 from . import render
 
@@ -81,16 +83,25 @@ def cli(ctx: click.Context, home: Path) -> None:
 
 
 @cli.command()
+@click.option("--embedder", metavar="SPEC",
+              help="Embedding model: model2vec:<id or folder>, sentence-transformers:<id or folder>, "
+                   "openai:<model> or none (written to config.toml).")
 @json_option
 @click.pass_context
 @handle_errors
-def init(ctx: click.Context, as_json: bool) -> None:
+def init(ctx: click.Context, embedder: str | None, as_json: bool) -> None:
     """Create the knowledge base (folder, config.toml, graph.db, wiki/) if absent."""
     home: Path = ctx.obj["home"]
     existed = (home / "graph.db").exists()
+    if embedder is not None:
+        parse_spec(embedder)  # reject a bad SPEC before creating anything
     kb = _open(ctx, create=True)
-    data = {"home": str(kb.home), "created": not existed, "config": str(kb.home / "config.toml")}
-    _emit(data, as_json, lambda d: f"{'created' if d['created'] else 'already initialised'}: {d['home']}")
+    if embedder is not None:
+        set_config_value(kb.home, "embeddings", "model", embedder)
+    data = {"home": str(kb.home), "created": not existed, "config": str(kb.home / "config.toml"),
+            "embedder": embedder or kb.config["embeddings"]["model"]}
+    _emit(data, as_json, lambda d: f"{'created' if d['created'] else 'already initialised'}: {d['home']} "
+                                   f"(embedder {d['embedder']})")
 
 
 def _read_text(path: Path) -> str:
@@ -108,8 +119,9 @@ def _read_text(path: Path) -> str:
 class _Progress:
     """Rich progress bar on a terminal, plain lines otherwise, nothing with --json."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, label: str = "ingest") -> None:
         self.mode = mode
+        self.label = label
         self.bar: Any = None
         self.task: Any = None
         self._last = 0.0
@@ -119,12 +131,12 @@ class _Progress:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
 
-            self.bar = Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[rate]} docs/s"), TimeElapsedColumn(),
+            self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[rate]}/s"), TimeElapsedColumn(),
                                 TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[doc]}"),
                                 transient=False)
             self.bar.__enter__()
-            self.task = self.bar.add_task("ingest", total=None, rate="-", doc="")
+            self.task = self.bar.add_task(self.label, total=None, rate="-", doc="")
         return self
 
     def __call__(self, done: int, total: int, doc_id: str) -> None:
@@ -138,7 +150,8 @@ class _Progress:
             now = time.monotonic()
             if now - self._last >= 2.0 or done == total:
                 self._last = now
-                click.echo(f"ingest: {done}/{total} documents ({doc_id})", err=True)
+                click.echo(f"{self.label}: {done}/{total} ({doc_id})" if doc_id else f"{self.label}: {done}/{total}",
+                           err=True)
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
@@ -227,6 +240,48 @@ def query(ctx: click.Context, text: str, evidence: bool, as_json: bool) -> None:
         _emit(kb.query_with_evidence(text), as_json, render.evidence)
     else:
         _emit(kb.query(text), as_json, render.subgraph)
+
+
+@cli.command("search")
+@click.argument("text")
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of hits.")
+@click.option("--kind", "kinds", type=click.Choice(["chunk", "entity", "document"]), multiple=True,
+              help="What to return (repeatable; default chunk). 'document' ranks whole documents.")
+@click.option("--strategy", type=click.Choice(["ppr", "bfs", "none"]), default=None,
+              help="Graph expansion (default from the preset: ppr).")
+@click.option("--preset", default=None, help="Named configuration: default, bm25, dense, rrf, hybrid, bfs, ppr.")
+@click.option("--context", "as_context", is_flag=True, help="Print a prompt-ready block of the best evidence.")
+@click.option("--budget", type=click.IntRange(min=20), default=1000, show_default=True,
+              help="Token budget of --context.")
+@json_option
+@click.pass_context
+@handle_errors
+def search_cmd(ctx: click.Context, text: str, k: int, kinds: tuple[str, ...], strategy: str | None,
+               preset: str | None, as_context: bool, budget: int, as_json: bool) -> None:
+    """Hybrid search: BM25 + embeddings + entities, graph expansion, rerank, evidence."""
+    kb = _open(ctx)
+    result = kb.search(text, kinds=list(kinds) or ["chunk"], k=k, strategy=strategy, preset=preset,
+                       as_context=as_context, token_budget=budget)
+    if as_json:
+        _emit(result.to_dict(), True, str)
+    elif as_context:
+        click.echo(result.context)
+    else:
+        click.echo(render.search(result.to_dict()))
+
+
+@cli.command()
+@json_option
+@click.pass_context
+@handle_errors
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """Re-embed every chunk and entity with the configured embedding model."""
+    kb = _open(ctx)
+    mode = "none" if as_json else ("rich" if sys.stderr.isatty() else "plain")
+    with _Progress(mode, label="reindex") as progress:
+        out = kb.reindex(lambda done, total: progress(done, total, ""))
+    _emit(out, as_json, lambda d: f"re-embedded {d['chunks']} chunks and {d['entities']} entities with "
+                                  f"{d['model']} (dropped {d['dropped']} old vectors)")
 
 
 @cli.group()

@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ingest", "subgraph", "evidence", "documents", "document", "entity", "stats", "chunk_hits", "events"]
+__all__ = ["search", "ingest", "subgraph", "evidence", "documents", "document", "entity", "stats", "chunk_hits", "events"]
 
 
 def _clip(text: str, n: int = 100) -> str:
@@ -145,3 +145,23 @@ def events(evs: Sequence[dict[str, Any]]) -> str:
     if not evs:
         return "no events"
     return "\n".join(f"{e['id']:>6}  {e['timestamp']}  {e['type']:<18} {e['target']}" for e in evs)
+
+
+def search(r: dict[str, Any]) -> str:
+    """Search hits with their score parts, path and first citation."""
+    lines = [f"note: {n}" for n in r["notes"]]
+    if not r["hits"]:
+        lines.append("no hits")
+    for i, h in enumerate(r["hits"], start=1):
+        p = h["parts"]
+        via = "seed" if h["seed"] else "graph"
+        lines.append(f"{i:>2}. {h['score']:.3f}  [{h['kind']}] {h['title']}  ({h['id']}; {via}; dense {p['dense']:.2f} "
+                     f"lexical {p['lexical']:.2f} graph {p['graph']:.2f})")
+        lines.append(f"      {_clip(h['text'], 110)}")
+        if len(h["path"]) > 1:
+            lines.append(f"      path: {' → '.join(h['path'])}")
+    if r["subgraph"]:
+        lines.append("relations among the hits:")
+        for e in r["subgraph"][:10]:
+            lines.append(f"   {e['src_name']} --[{e['type']}]--> {e['dst_name']}")
+    return "\n".join(lines)

@@ -51,6 +51,7 @@ class IngestResult:
     edges_supported: int = 0
     provenance_added: int = 0
     mentions_added: int = 0
+    vectors_added: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,6 +68,7 @@ class IngestResult:
             "edges_supported": self.edges_supported,
             "provenance_added": self.provenance_added,
             "mentions_added": self.mentions_added,
+            "vectors_added": self.vectors_added,
         }
 
 
@@ -165,6 +167,7 @@ def ingest_document(
     doc_id, title_s, source_s, content, meta = validate_document_fields(doc_id, title, source, raw_content, metadata)
     store, cfg = kb.store, kb.config
     digest = content_hash(content)
+    kb.embeddings.check_model()  # refuse to mix embedding models before writing anything
     with store.transaction():
         latest = store.get_document(doc_id)
         if latest is not None and latest.content_hash == digest:
@@ -186,6 +189,9 @@ def ingest_document(
         mentions = writer.mentions(kb.config["ingest"]["max_mentions_per_entity"])
         store.insert_mentions(mentions)
         result.mentions_added = len(mentions)
+        result.vectors_added = kb.embeddings.embed_items("chunk", [(c.chunk_id, c.text) for c in chunks])
+        if writer.new_nodes and kb.config["embeddings"]["embed_entities"]:
+            result.vectors_added += kb.embeddings.embed_items("entity", writer.new_nodes)
         store.append_event(
             "document.added" if version == 1 else "document.versioned",
             doc_id,
@@ -211,6 +217,7 @@ class _GraphWriter:
         self.result = result
         self.now = now
         self.local: dict[str, str] = {}  # normalised name/alias -> node id, this document
+        self.new_nodes: list[tuple[str, str]] = []  # (node id, name) created by this ingest
         self.provenance: list[Provenance] = []
         self._seen_prov: set[tuple[str, str, int | None, int | None, str]] = set()
         self._types: list[str] | None = None
@@ -279,6 +286,7 @@ class _GraphWriter:
                 node_id = short_id("n_", ENTITY, names[0][1])
                 node = Node(node_id, ENTITY, ent.name, etype, created_at=self.now, updated_at=self.now)
                 self.store.insert_node(node, unique_names(names))
+                self.new_nodes.append((node_id, ent.name))
                 self.store.append_event("node.added", node_id, self.now,
                                         {"kind": ENTITY, "name": ent.name, "type": etype, "doc_id": self.doc.doc_id})
                 self.result.nodes_added += 1

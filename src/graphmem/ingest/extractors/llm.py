@@ -12,34 +12,31 @@ for JSON in the extraction contract's shape, and its answer goes through the sam
 * HTTP 429/5xx and timeouts are retried with backoff; anything else is an
   :class:`ExtractionError` that names the document.
 
-Only the standard library is used for HTTP (``urllib``), so the extractor adds no dependency.
-Results are cached on disk by (content hash, model, prompt version): a re-run costs nothing.
+HTTP goes through :mod:`graphmem.openai_http` (the standard library's ``urllib``), so the
+extractor adds no dependency. Results are cached on disk by (content hash, model, prompt
+version): a re-run costs nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import logging
 import os
 import re
-import socket
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from email.message import Message
 from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput
 from ...extraction import Extraction, parse_extraction
 from ...ontology import DEFAULT_INVERSE_RELATIONS, DEFAULT_RELATION_SYNONYMS, DEFAULT_TYPE_SYNONYMS
+from ...openai_http import ERROR_SNIPPET as _ERROR_SNIPPET
+from ...openai_http import HTTPFailure, RateLimiter, post_json
 from ...text import content_hash
 from .base import ExtractionError, SourceDocument, validate_extraction
 
@@ -51,8 +48,6 @@ log = logging.getLogger(__name__)
 # of the cache key, so answers to an older prompt are not served for the new one.
 PROMPT_VERSION = "1"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-_ERROR_SNIPPET = 300  # characters of a server's error message kept in our messages
 
 
 def _group(table: Mapping[str, str]) -> dict[str, list[str]]:
@@ -173,74 +168,8 @@ def _parse_content(content: Any) -> Extraction:
     return parse_extraction(data.get("entities"), data.get("relations"))
 
 
-class _RateLimiter:
-    """Spaces request starts at least ``60 / requests_per_minute`` seconds apart, across threads."""
-
-    def __init__(
-        self,
-        requests_per_minute: float,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.interval = 60.0 / requests_per_minute
-        self._clock = clock
-        self._sleep = sleep
-        self._lock = threading.Lock()
-        self._next = 0.0
-
-    def acquire(self) -> None:
-        """Block until this caller may start a request."""
-        with self._lock:
-            # Reserve a slot under the lock, sleep outside it so other threads can queue up.
-            now = self._clock()
-            start = max(now, self._next)
-            self._next = start + self.interval
-        if start > now:
-            self._sleep(start - now)
-
-
 class _SchemaRejected(Exception):
     """The server does not support ``response_format: json_schema`` (fall back to json_object)."""
-
-
-def _server_message(exc: urllib.error.HTTPError) -> str:
-    try:
-        raw = exc.read().decode("utf-8", "replace")
-    except OSError:
-        return exc.reason if isinstance(exc.reason, str) else ""
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError:
-        return raw.strip()
-    if isinstance(data, Mapping):
-        err = data.get("error", data.get("message", data))
-        if isinstance(err, Mapping):
-            err = err.get("message", err)
-        return str(err)
-    return raw.strip()
-
-
-def _retry_after(headers: Message | None, cap: float) -> float | None:
-    """Seconds from a ``Retry-After`` header (seconds form only), capped; None if absent."""
-    value = headers.get("Retry-After") if headers is not None else None
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None  # the HTTP-date form is rare for APIs; the normal backoff is fine then
-    return min(max(seconds, 0.0), cap)
-
-
-def _transient(exc: BaseException) -> str | None:
-    """Why a network failure is worth retrying (a timeout, a dropped connection), else None."""
-    # urllib wraps errors raised while connecting in URLError; errors while reading arrive bare.
-    cause = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-    if isinstance(cause, (socket.timeout, TimeoutError)):  # socket.timeout is TimeoutError since 3.10
-        return "timed out"
-    if isinstance(cause, (ConnectionResetError, ConnectionAbortedError, http.client.HTTPException)):
-        return f"connection dropped ({type(cause).__name__})"
-    return None
 
 
 class LLMExtractor:
@@ -303,7 +232,7 @@ class LLMExtractor:
         self.max_attempts = int(max_attempts)
         self.backoff_base = float(backoff_base)
         self.max_retry_after = float(max_retry_after)
-        self._limiter = _RateLimiter(requests_per_minute) if requests_per_minute else None
+        self._limiter = RateLimiter(requests_per_minute) if requests_per_minute else None
         # Learnt once per extractor: after a server rejects json_schema, ask for json_object.
         self._use_json_schema = True
 
@@ -466,57 +395,37 @@ class LLMExtractor:
 
     def _post(self, doc: SourceDocument, payload: dict[str, Any]) -> Any:
         """POST with retries on 429, 5xx and timeouts; the decoded JSON response."""
-        body = json.dumps(payload).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        failure = ""
-        for attempt in range(1, self.max_attempts + 1):
-            if self._limiter is not None:
-                self._limiter.acquire()
-            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            retry_after: float | None = None
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                status, message = exc.code, self._redact(_server_message(exc))[:_ERROR_SNIPPET]
-                if status in (401, 403):
-                    raise ExtractionError(
-                        f"{doc.doc_id}: {self.url} refused the request (HTTP {status}): the API key is missing "
-                        f"or wrong; set OPENAI_API_KEY (or api_key in the llm config). Server said: {message}"
-                    ) from None
-                if status == 400 and re.search(r"response_format|json_schema", message, re.IGNORECASE):
-                    raise _SchemaRejected(message) from None
-                if status != 429 and not 500 <= status < 600:
-                    raise ExtractionError(f"{doc.doc_id}: {self.url} answered HTTP {status}: {message}") from None
-                failure = f"HTTP {status}: {message}"
-                retry_after = _retry_after(exc.headers, self.max_retry_after)
-            except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-                why = _transient(exc)
-                if why == "timed out":
-                    failure = f"timed out after {self.timeout:g} s"
-                elif why is not None:
-                    failure = why
-                else:
-                    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-                    raise ExtractionError(
-                        f"{doc.doc_id}: cannot reach {self.base_url} ({reason}); is the server running "
-                        "and base_url right?"
-                    ) from None
-            else:
-                try:
-                    return json.loads(raw)
-                except (UnicodeDecodeError, json.JSONDecodeError):
-                    raise ExtractionError(
-                        f"{doc.doc_id}: {self.url} did not answer JSON; is base_url an OpenAI-compatible API?"
-                    ) from None
-            if attempt < self.max_attempts:
-                delay = retry_after if retry_after is not None else self.backoff_base * 2 ** (attempt - 1)
-                log.info("%s: LLM request failed (%s); retry %d in %.2f s", doc.doc_id, failure, attempt, delay)
-                time.sleep(delay)
-        raise ExtractionError(
-            f"{doc.doc_id}: LLM request to {self.url} failed after {self.max_attempts} attempts: {failure}"
+        try:
+            return post_json(
+                self.url, payload, api_key=self._api_key, timeout=self.timeout,
+                max_attempts=self.max_attempts, backoff_base=self.backoff_base,
+                max_retry_after=self.max_retry_after, limiter=self._limiter, label=doc.doc_id,
+            )
+        except HTTPFailure as exc:
+            raise self._failure(doc, exc) from None
+
+    def _failure(self, doc: SourceDocument, exc: HTTPFailure) -> Exception:
+        """The extractor's own wording of an HTTP failure (always naming the document)."""
+        if exc.kind == "schema":
+            return _SchemaRejected(exc.detail)
+        if exc.kind == "auth":
+            return ExtractionError(
+                f"{doc.doc_id}: {self.url} refused the request (HTTP {exc.status}): the API key is missing "
+                f"or wrong; set OPENAI_API_KEY (or api_key in the llm config). Server said: {exc.detail}"
+            )
+        if exc.kind == "client":
+            return ExtractionError(f"{doc.doc_id}: {self.url} answered HTTP {exc.status}: {exc.detail}")
+        if exc.kind == "unreachable":
+            return ExtractionError(
+                f"{doc.doc_id}: cannot reach {self.base_url} ({exc.detail}); is the server running "
+                "and base_url right?"
+            )
+        if exc.kind == "bad_json":
+            return ExtractionError(
+                f"{doc.doc_id}: {self.url} did not answer JSON; is base_url an OpenAI-compatible API?"
+            )
+        return ExtractionError(
+            f"{doc.doc_id}: LLM request to {self.url} failed after {self.max_attempts} attempts: {exc.detail}"
         )
 
     def _redact(self, text: str) -> str:

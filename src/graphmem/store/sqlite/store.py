@@ -18,8 +18,9 @@ from typing import Any
 
 from ...errors import BackendError, StoreBusy
 from ...models import Chunk, ChunkHit, Document, Edge, Event, Mention, Node, Provenance
-from ...text import query_words
+from .fts import _fts_query
 from .migrations import MIGRATIONS
+from .vectors import VectorSqlMixin
 
 __all__ = ["SqliteStore"]
 
@@ -31,23 +32,7 @@ def _chunks(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-def _fts_query(text: str) -> str | None:
-    """A safe FTS5 expression from free text: every word quoted, OR-ed.
-
-    User text never reaches FTS5 syntax: quotes, ``*``, ``NEAR``, ``-`` and ``:`` are just
-    characters inside a quoted string here.
-    """
-    words = query_words(text) or query_words(text, keep_stop_words=True)
-    if not words:
-        return None
-    seen: list[str] = []
-    for w in words:
-        if w not in seen:
-            seen.append(w)
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in seen[:64])
-
-
-class SqliteStore:
+class SqliteStore(VectorSqlMixin):
     """Store protocol implementation over one SQLite file."""
 
     backend = "sqlite"

@@ -1,0 +1,169 @@
+"""One knowledge base's embeddings: the configured model (loaded lazily), the model lock, the
+in-memory vector indexes, embedding at ingest, and reindexing.
+
+A knowledge base never mixes models: the first model that stores vectors is recorded; a
+different configured model is refused with a message naming both and the reindex command.
+Texts already embedded (same text hash, same model) are never embedded again. Without a
+usable model, retrieval runs on BM25 + graph and says so once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import Conflict
+from ..text import content_hash
+from .base import Embedder, EmbedderUnavailable, load_embedder, model_id_for, parse_spec
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+    from ..retrieval.vector_index import VectorIndex
+
+__all__ = ["EmbeddingManager", "META_KEY"]
+
+META_KEY = "embeddings.model"
+
+
+class EmbeddingManager:
+    """Embedding services of one open knowledge base."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        cfg = kb.config["embeddings"]
+        self.spec: str = cfg["model"]
+        parsed = parse_spec(self.spec)
+        self.model_id: str | None = model_id_for(*parsed) if parsed else None
+        self._embedder: Embedder | None = None
+        self._loaded = False
+        self._lock = threading.Lock()
+        self._indexes: dict[str, VectorIndex] = {}
+        self.note: str | None = None if parsed else "embeddings are off (embeddings.model = none); " \
+                                                    "searching with BM25 + graph"
+
+    # -- the model --------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The loaded model, or None when off or unavailable (the reason is in ``note``)."""
+        with self._lock:
+            if not self._loaded:
+                self._loaded = True
+                cfg = self.kb.config["embeddings"]
+                try:
+                    self._embedder = load_embedder(self.spec, cfg)
+                except EmbedderUnavailable as exc:
+                    self.note = f"no embedding model available ({exc}); searching with BM25 + graph"
+                    self.kb.warn(self.note)
+                if self._embedder is not None:
+                    self.model_id = self._embedder.model_id
+            return self._embedder
+
+    def stored_model(self) -> str | None:
+        """The model this knowledge base's vectors were made with (None before any)."""
+        return self.kb.store.get_meta(META_KEY)  # type: ignore[attr-defined]
+
+    def check_model(self) -> None:
+        """Raise Conflict when the configured model differs from the stored vectors' model."""
+        stored = self.stored_model()
+        if stored and self.model_id and stored != self.model_id:
+            raise Conflict(
+                f"this knowledge base's vectors were made with '{stored}' but the configured embedding model is "
+                f"'{self.model_id}'; run `graphmem reindex` to re-embed everything with '{self.model_id}', or set "
+                f"embeddings.model back to the model of '{stored}'"
+            )
+
+    # -- encoding and storing ------------------------------------------------------------------
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        """Unit query vector, or None without a usable model."""
+        if self.model_id is None:
+            return None
+        self.check_model()
+        emb = self.embedder
+        if emb is None:
+            return None
+        return emb.encode([text])[0]
+
+    def embed_items(self, item_kind: str, items: Sequence[tuple[str, str]]) -> int:
+        """Embed and store ``(item_id, text)`` pairs not yet embedded with this text.
+
+        Call inside the write transaction of the operation that created the items.
+        """
+        if not items or self.model_id is None:
+            return 0
+        self.check_model()
+        emb = self.embedder
+        if emb is None:
+            return 0
+        store = self.kb.store
+        hashes = {i: content_hash(t) for i, t in items}
+        have = store.vector_hashes(item_kind, [i for i, _ in items], emb.model_id)  # type: ignore[attr-defined]
+        todo = [(i, t) for i, t in items if have.get(i) != hashes[i]]
+        if not todo:
+            return 0
+        vecs = emb.encode([t for _, t in todo]).astype(np.float16)
+        store.upsert_vectors(item_kind, emb.model_id, emb.dim,  # type: ignore[attr-defined]
+                             [(i, hashes[i], v.tobytes()) for (i, _), v in zip(todo, vecs)])
+        if self.stored_model() is None:
+            store.set_meta(META_KEY, emb.model_id)  # type: ignore[attr-defined]
+        return len(todo)
+
+    def vector_index(self, item_kind: str) -> VectorIndex | None:
+        """The in-memory index of one kind for the stored model (None without vectors)."""
+        model = self.stored_model()
+        if model is None:
+            return None
+        from ..retrieval.vector_index import VectorIndex
+
+        idx = self._indexes.get(item_kind)
+        if idx is None or idx.model != model:
+            idx = self._indexes[item_kind] = VectorIndex(self.kb.store, item_kind, model)
+        return idx
+
+    # -- reindex ----------------------------------------------------------------------------------
+
+    def reindex(self, on_progress: Callable[[int, int], None] | None = None, batch: int = 512) -> dict[str, int]:
+        """Drop every vector and re-embed chunks (latest versions) and entities with the
+        configured model. Each batch is one transaction; the model is recorded first."""
+        emb = self.embedder
+        if emb is None:
+            raise Conflict(f"cannot reindex: {self.note or 'no embedding model configured'}")
+        store = self.kb.store
+        stats = store.stats()
+        total = stats["chunks"] + stats["entities"]
+        with store.transaction():
+            dropped = store.delete_vectors()  # type: ignore[attr-defined]
+            store.set_meta(META_KEY, emb.model_id)  # type: ignore[attr-defined]
+        self._indexes.clear()
+        done = chunks = entities = 0
+        after = 0
+        while True:
+            rows = store.chunks_to_embed(True, after, batch)  # type: ignore[attr-defined]
+            if not rows:
+                break
+            with store.transaction():
+                chunks += self.embed_items("chunk", [(cid, text) for _, cid, text in rows])
+            after = rows[-1][0]
+            done += len(rows)
+            if on_progress:
+                on_progress(done, total)
+        if self.kb.config["embeddings"]["embed_entities"]:
+            after = 0
+            while True:
+                rows = store.nodes_to_embed("entity", after, batch)  # type: ignore[attr-defined]
+                if not rows:
+                    break
+                with store.transaction():
+                    entities += self.embed_items("entity", [(nid, name) for _, nid, name in rows])
+                after = rows[-1][0]
+                done += len(rows)
+                if on_progress:
+                    on_progress(min(done, total), total)
+        with store.transaction():
+            store.append_event("vectors.reindexed", emb.model_id, self.kb.now(),
+                               {"chunks": chunks, "entities": entities, "dropped": dropped})
+        return {"model": emb.model_id, "chunks": chunks, "entities": entities, "dropped": dropped}  # type: ignore[dict-item]

@@ -1,0 +1,35 @@
+"""sentence-transformers models (optional extra ``st``; needs torch)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import EmbedderUnavailable, normalise_rows
+
+__all__ = ["SentenceTransformerEmbedder"]
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model, local folder or hub id."""
+
+    def __init__(self, name: str, model_id: str, device: str | None = None) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EmbedderUnavailable(
+                "sentence-transformers is not installed; pip install 'graphmem[st]' (CPU torch: "
+                "pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+            ) from None
+        try:
+            self._model = SentenceTransformer(name, device=device or "cpu")
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise EmbedderUnavailable(f"cannot load sentence-transformers model '{name}' ({exc})") from None
+        self.model_id = model_id
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 rows."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return normalise_rows(self._model.encode(list(texts), batch_size=64, show_progress_bar=False,
+                                                 convert_to_numpy=True))

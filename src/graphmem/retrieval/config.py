@@ -1,0 +1,84 @@
+"""Retrieval is configured by data: a SearchConfig, with named presets."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidInput
+
+__all__ = ["SearchConfig", "PRESETS", "resolve_config"]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Every knob of the search pipeline (see docs/benchmarks.md for how defaults were chosen)."""
+
+    # seeds
+    use_lexical: bool = True
+    use_dense: bool = True
+    use_entities: bool = True
+    seed_k_lexical: int = 20
+    seed_k_dense: int = 20
+    seed_k_entities: int = 8
+    entity_dense_min: float = 0.55     # query-to-entity cosine needed to link an entity densely
+    dense_seed_min: float = 0.0        # a passage needs a positive cosine to be a dense seed
+    fusion: str = "rrf"                # "rrf" | "weighted"
+    rrf_k: float = 60.0
+    fusion_weights: tuple[float, float] = (1.0, 1.0)  # (lexical, dense)
+    # expansion
+    strategy: str = "ppr"              # "ppr" | "bfs" | "none"
+    ppr_restart: float = 0.5           # probability of jumping back to the seeds at each step
+    ppr_eps: float = 1e-4
+    ppr_max_nodes: int = 5000
+    passage_seed_weight: float = 1.0   # share of the restart mass on seed passages vs entities
+    entity_seed_weight: float = 1.0
+    mention_weight: float = 1.0        # entity <-> passage edge weight (relations use confidence)
+    max_mentions_per_entity: int = 200
+    min_confidence: float = 0.6
+    bfs_depth: int = 2
+    bfs_max_nodes: int = 50
+    max_candidates: int = 100
+    # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance
+    alpha: float = 0.4
+    beta: float = 0.3
+    gamma: float = 0.3
+
+    def replace(self, **changes: Any) -> SearchConfig:
+        """A copy with some fields changed (unknown fields are an InvalidInput)."""
+        known = {f.name for f in dataclasses.fields(self)}
+        bad = set(changes) - known
+        if bad:
+            raise InvalidInput(f"unknown search setting(s) {sorted(bad)}; known: {', '.join(sorted(known))}")
+        return dataclasses.replace(self, **changes)
+
+
+PRESETS: dict[str, SearchConfig] = {
+    "default": SearchConfig(),
+    "bm25": SearchConfig(use_dense=False, use_entities=False, strategy="none", alpha=0.0, beta=1.0, gamma=0.0),
+    "dense": SearchConfig(use_lexical=False, use_entities=False, strategy="none", alpha=1.0, beta=0.0, gamma=0.0),
+    "rrf": SearchConfig(use_entities=False, strategy="none", fusion="rrf", alpha=0.0, beta=0.0, gamma=0.0),
+    "hybrid": SearchConfig(strategy="none", gamma=0.0, alpha=0.5, beta=0.5),
+    "bfs": SearchConfig(strategy="bfs"),
+    "ppr": SearchConfig(strategy="ppr"),
+}
+
+
+def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,
+                   base: SearchConfig | None = None) -> SearchConfig:
+    """Preset (default 'default') with overrides applied."""
+    name = preset or "default"
+    if base is None:
+        if name not in PRESETS:
+            raise InvalidInput(f"unknown search preset '{name}'; presets: {', '.join(PRESETS)}")
+        base = PRESETS[name]
+    cfg = base.replace(**dict(overrides or {}))
+    if cfg.strategy not in ("ppr", "bfs", "none"):
+        raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
+    if cfg.fusion not in ("rrf", "weighted"):
+        raise InvalidInput(f"fusion '{cfg.fusion}': choose rrf or weighted")
+    if not 0.0 < cfg.ppr_restart <= 1.0:
+        raise InvalidInput("ppr_restart must be within (0, 1]")
+    return cfg

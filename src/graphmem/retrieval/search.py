@@ -1,0 +1,399 @@
+"""The one retrieval pipeline: seeds -> expand -> rerank -> evidence.
+
+1. Seeds: BM25 over chunks (FTS5), dense top-k over chunk vectors, fused (RRF or a
+   normalised weighted sum); entities named in the query (phrases, stemmed words) or close
+   to it in embedding space.
+2. Expand over one graph whose vertices are passages (chunks) and entities: passages connect
+   to the entities they mention, entities to each other through relations (weight =
+   confidence). Personalised PageRank by local push (cost follows the neighbourhood) or BFS.
+   Query entities get HippoRAG's node specificity: weight / number of passages mentioning it.
+3. Rerank: ``(alpha*dense + beta*lexical + gamma*graph) * relevance``, each part normalised
+   by its maximum over the candidates and reported per hit.
+4. Evidence: every hit carries citations (document, version, chunk, span, text) and the path
+   from a seed; ``context`` packs the best evidence into a token budget.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import InvalidInput
+from ..models import ENTITY
+from .config import SearchConfig, resolve_config
+from .fusion import max_normalise, rrf, weighted_sum
+from .graph_query import find_seed_entities
+from .ppr import personalized_pagerank
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["Hit", "SearchResult", "search", "KINDS"]
+
+KINDS = ("chunk", "entity", "document")
+GNode = tuple[str, str]  # ("c", chunk_id) | ("n", node_id)
+
+
+@dataclass
+class Hit:
+    """One result with its score parts, evidence and how it was reached."""
+
+    kind: str
+    id: str
+    score: float
+    parts: dict[str, float]
+    seed: bool
+    title: str
+    text: str
+    doc_id: str | None = None
+    chunk_id: str | None = None
+    version: int | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    path: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (the ``--json`` hit shape)."""
+        return {
+            "kind": self.kind, "id": self.id, "doc_id": self.doc_id, "chunk_id": self.chunk_id,
+            "version": self.version, "title": self.title, "text": self.text, "score": round(self.score, 6),
+            "parts": {k: round(v, 6) for k, v in self.parts.items()}, "seed": self.seed,
+            "citations": self.citations, "path": self.path,
+        }
+
+
+@dataclass
+class SearchResult:
+    """Hits, the subgraph that connects them, notes, and (on request) a context block."""
+
+    query: str
+    hits: list[Hit]
+    subgraph: list[dict[str, Any]]
+    notes: list[str]
+    context: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"query", "hits": [...], "subgraph": [...], "notes", "context"?}``."""
+        out: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits],
+                               "subgraph": self.subgraph, "notes": self.notes}
+        if self.context is not None:
+            out["context"] = self.context
+        return out
+
+
+class _Graph:
+    """Neighbours in the passage+entity graph, fetched in batches from the store."""
+
+    def __init__(self, kb: KnowledgeBase, cfg: SearchConfig) -> None:
+        self.store = kb.store
+        self.cfg = cfg
+        self.edges: dict[tuple[str, str, str], float] = {}  # relation edges seen (src, type, dst)
+
+    def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
+        out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
+        chunks = [i for t, i in nodes if t == "c"]
+        ents = [i for t, i in nodes if t == "n"]
+        w = self.cfg.mention_weight
+        if chunks:
+            for cid, eids in self.store.chunk_entities(chunks).items():  # type: ignore[attr-defined]
+                out[("c", cid)] = [(("n", e), w) for e in eids]
+        if ents:
+            for e in self.store.edges_of(ents, self.cfg.min_confidence):
+                self.edges[(e.source, e.type, e.target)] = e.confidence
+                if ("n", e.source) in out:
+                    out[("n", e.source)].append((("n", e.target), e.confidence))
+                if ("n", e.target) in out:
+                    out[("n", e.target)].append((("n", e.source), e.confidence))
+            for eid in ents:
+                for cid in self.store.entity_chunks(eid, self.cfg.max_mentions_per_entity):  # type: ignore[attr-defined]
+                    out[("n", eid)].append((("c", cid), w))
+        return out
+
+
+def _bfs_scores(seeds: Mapping[GNode, float], graph: _Graph, cfg: SearchConfig
+                ) -> tuple[dict[GNode, float], dict[GNode, GNode]]:
+    """Best product of (seed score x edge weights) over paths of length <= depth."""
+    top = max(seeds.values())
+    score = {n: v / top for n, v in seeds.items()}
+    parent: dict[GNode, GNode] = {}
+    frontier = sorted(score, key=lambda n: -score[n])[: cfg.bfs_max_nodes]
+    score = {n: score[n] for n in frontier}
+    for _ in range(cfg.bfs_depth):
+        if not frontier or len(score) >= cfg.bfs_max_nodes:
+            break
+        adj = graph(frontier)
+        cand: dict[GNode, tuple[float, GNode]] = {}
+        for u in frontier:
+            for v, w in adj.get(u, ()):
+                s = score[u] * min(w, 1.0) * 0.5  # each hop halves: closer evidence ranks higher
+                if v not in score and s > cand.get(v, (0.0, u))[0]:
+                    cand[v] = (s, u)
+        room = cfg.bfs_max_nodes - len(score)
+        nxt = sorted(cand, key=lambda v: -cand[v][0])[:room]
+        for v in nxt:
+            score[v], parent[v] = cand[v][0], cand[v][1]
+        frontier = nxt
+    return score, parent
+
+
+def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: SearchConfig) -> dict[str, float]:
+    seeds: dict[str, float] = {}
+    for nid in find_seed_entities(kb, query, cfg.seed_k_entities):
+        seeds[nid] = 1.0
+    if qvec is not None:
+        index = kb.vector_index(ENTITY)
+        if index is not None:
+            for nid, sim in index.search(qvec, cfg.seed_k_entities):
+                if sim >= cfg.entity_dense_min:
+                    seeds[nid] = max(seeds.get(nid, 0.0), sim)
+    return seeds
+
+
+def _path(node: GNode, parent: Mapping[GNode, GNode], names: Mapping[GNode, str]) -> list[str]:
+    chain = [node]
+    while chain[-1] in parent and len(chain) < 8:
+        chain.append(parent[chain[-1]])
+    return [names.get(n, n[1]) for n in reversed(chain)]
+
+
+def search(
+    kb: KnowledgeBase,
+    query: str,
+    *,
+    kinds: Sequence[str] = ("chunk",),
+    k: int = 10,
+    strategy: str | None = None,
+    preset: str | None = None,
+    config: SearchConfig | Mapping[str, Any] | None = None,
+    as_context: bool = False,
+    token_budget: int = 1000,
+) -> SearchResult:
+    """Search the knowledge base; see the module docstring for the pipeline."""
+    if not isinstance(query, str):
+        raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
+    if not isinstance(k, int) or k < 1:
+        raise InvalidInput(f"k: expected a positive integer, got {k!r}")
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    for kind in kinds:
+        if kind not in KINDS:
+            raise InvalidInput(f"kind '{kind}': choose from {', '.join(KINDS)}")
+    if isinstance(config, SearchConfig):
+        cfg = config if strategy is None else config.replace(strategy=strategy)
+    else:
+        overrides = dict(config or {})
+        if strategy is not None:
+            overrides["strategy"] = strategy
+        cfg = resolve_config(preset or kb.config["search"]["preset"], overrides)
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    store = kb.store
+
+    # 1. seeds ------------------------------------------------------------------------------
+    qvec = kb.embed_query(query) if cfg.use_dense or cfg.use_entities else None
+    if qvec is None and cfg.use_dense and kb.embedder_note:
+        notes.append(kb.embedder_note)
+    want = max(k * (5 if "document" in kinds else 1), cfg.max_candidates)
+    lex: dict[str, float] = {}
+    if cfg.use_lexical:
+        lex = {h.chunk.chunk_id: h.score for h in store.search_chunks(query, cfg.seed_k_lexical)}
+    dense: dict[str, float] = {}
+    chunk_index = kb.vector_index("chunk") if qvec is not None and cfg.use_dense else None
+    if chunk_index is not None:
+        dense = {c: v for c, v in chunk_index.search(qvec, cfg.seed_k_dense) if v > cfg.dense_seed_min}
+    if cfg.fusion == "rrf":
+        rankings = [sorted(m, key=lambda c, m=m: -m[c]) for m in (lex, dense)]
+        fused = rrf(rankings, cfg.rrf_k, cfg.fusion_weights)
+    else:
+        fused = weighted_sum([lex, dense], cfg.fusion_weights)
+    ent_seeds = _entity_seeds(kb, query, qvec, cfg) if cfg.use_entities else {}
+    timings["seeds"] = (time.perf_counter() - t0) * 1000
+
+    # 2. expand -----------------------------------------------------------------------------
+    graph = _Graph(kb, cfg)
+    graph_score: dict[GNode, float] = {}
+    parent: dict[GNode, GNode] = {}
+    seeds: dict[GNode, float] = {}
+    if fused:
+        top = max(fused.values())
+        total = sum(fused.values())
+        for cid, v in fused.items():
+            seeds[("c", cid)] = cfg.passage_seed_weight * v / total if cfg.strategy == "ppr" else v / top
+    if ent_seeds:
+        counts = store.entity_chunk_counts(ent_seeds)  # type: ignore[attr-defined]
+        spec = {e: s / max(counts.get(e, 1), 1) for e, s in ent_seeds.items()}  # node specificity
+        total = sum(spec.values())
+        top = max(spec.values())
+        for e, v in spec.items():
+            seeds[("n", e)] = seeds.get(("n", e), 0.0) + (
+                cfg.entity_seed_weight * v / total if cfg.strategy == "ppr" else v / top)
+    if cfg.strategy == "ppr" and seeds:
+        res = personalized_pagerank(seeds, graph, alpha=cfg.ppr_restart, eps=cfg.ppr_eps,
+                                    max_nodes=cfg.ppr_max_nodes)
+        graph_score, parent = res.scores, res.parent
+    elif cfg.strategy == "bfs" and seeds:
+        graph_score, parent = _bfs_scores(seeds, graph, cfg)
+    timings["expand"] = (time.perf_counter() - t0) * 1000 - timings["seeds"]
+
+    # 3. rerank -----------------------------------------------------------------------------
+    hits: list[Hit] = []
+    names: dict[GNode, str] = {}
+    chunk_cands = list(dict.fromkeys(
+        list(fused) + [n[1] for n in sorted((n for n in graph_score if n[0] == "c"),
+                                            key=lambda n: -graph_score[n])[:want]]))
+    info = store.chunk_info(chunk_cands)  # type: ignore[attr-defined]
+    chunk_cands = [c for c in chunk_cands if c in info and info[c][3]]  # latest versions only
+    for c in chunk_cands:
+        names[("c", c)] = f"{info[c][2]} [{c}]"
+    ent_nodes = [n[1] for n in graph_score if n[0] == "n"] + list(ent_seeds)
+    ent_map = store.get_nodes(ent_nodes)
+    for nid, node in ent_map.items():
+        names[("n", nid)] = node.name
+
+    def combine(ids: list[str], dense_s: Mapping[str, float], lex_s: Mapping[str, float],
+                graph_s: Mapping[str, float], relevance: Mapping[str, float]) -> list[tuple[str, float, dict]]:
+        d, lx, g = max_normalise(dense_s), max_normalise(lex_s), max_normalise(graph_s)
+        out = []
+        for i in ids:
+            parts = {"dense": d.get(i, 0.0), "lexical": lx.get(i, 0.0), "graph": g.get(i, 0.0),
+                     "relevance": relevance.get(i, 1.0)}
+            score = (cfg.alpha * parts["dense"] + cfg.beta * parts["lexical"] + cfg.gamma * parts["graph"])
+            if cfg.alpha == cfg.beta == cfg.gamma == 0.0:  # pure fusion preset (e.g. rrf)
+                score = fused.get(i, 0.0)
+            out.append((i, score * parts["relevance"], parts))
+        return sorted(out, key=lambda t: (-t[1], t[0]))
+
+    if "chunk" in kinds or "document" in kinds:
+        dsim = chunk_index.similarity(qvec, chunk_cands) if chunk_index is not None else {}
+        dsim = {c: max(s, 0.0) for c, s in dsim.items()}
+        blex = store.chunk_bm25(query, chunk_cands) if cfg.use_lexical else {}  # type: ignore[attr-defined]
+        gs = {n[1]: v for n, v in graph_score.items() if n[0] == "c"}
+        ranked = combine(chunk_cands, dsim, blex, gs, {})
+        chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
+        for cid, score, parts in ranked[:want]:
+            ch = chunks[cid]
+            doc_id, version, title, _ = info[cid]
+            hits.append(Hit("chunk", cid, score, parts, ("c", cid) in seeds, title, ch.text, doc_id, cid, version,
+                            [{"doc_id": doc_id, "version": version, "chunk_id": cid, "start": ch.start,
+                              "end": ch.end, "text": ch.text, "title": title}],
+                            _path(("c", cid), parent, names)))
+    if "entity" in kinds:
+        ent_ids = list(dict.fromkeys(list(ent_seeds) + [
+            n[1] for n in sorted((n for n in graph_score if n[0] == "n"), key=lambda n: -graph_score[n])[:want]]))
+        ent_ids = [e for e in ent_ids if e in ent_map and ent_map[e].kind == ENTITY and not ent_map[e].archived]
+        eindex = kb.vector_index(ENTITY) if qvec is not None else None
+        edense = {e: max(s, 0.0) for e, s in (eindex.similarity(qvec, ent_ids) if eindex else {}).items()}
+        elex = dict(store.search_node_names(query, ENTITY, want)) if cfg.use_lexical else {}
+        gs = {n[1]: v for n, v in graph_score.items() if n[0] == "n"}
+        prov = store.provenance_for("node", ent_ids[:want], 3)
+        for eid, score, parts in combine(ent_ids, edense, elex, gs, {e: ent_map[e].relevance for e in ent_ids})[:want]:
+            node = ent_map[eid]
+            cites = [{"doc_id": p.doc_id, "version": p.version, "chunk_id": p.chunk_id, "start": p.start,
+                      "end": p.end, "text": p.text} for p in prov.get(eid, [])]
+            hits.append(Hit("entity", eid, score, parts, ("n", eid) in seeds, node.name,
+                            f"{node.name} [{node.type}]", citations=cites, path=_path(("n", eid), parent, names)))
+    if "document" in kinds:
+        best: dict[str, Hit] = {}
+        docs: dict[str, list[Hit]] = {}
+        for h in hits:
+            if h.kind == "chunk" and h.doc_id:
+                docs.setdefault(h.doc_id, []).append(h)
+                if h.doc_id not in best:
+                    best[h.doc_id] = h
+        doc_hits = [Hit("document", d, h.score, dict(h.parts), h.seed, h.title, h.text, d, h.chunk_id, h.version,
+                        [c for x in docs[d][:3] for c in x.citations], h.path) for d, h in best.items()]
+        if "chunk" not in kinds:
+            hits = [h for h in hits if h.kind != "chunk"]
+        hits.extend(doc_hits)
+    order = {kind: i for i, kind in enumerate(kinds)}
+    hits.sort(key=lambda h: (-h.score, order.get(h.kind, 9), h.id))
+    hits = hits[:k] if len(kinds) == 1 else _interleave(hits, kinds, k)
+    timings["rerank"] = (time.perf_counter() - t0) * 1000 - timings["seeds"] - timings["expand"]
+
+    # 4. evidence ---------------------------------------------------------------------------
+    subgraph = _subgraph(kb, hits, graph, ent_map)
+    result = SearchResult(query, hits, subgraph, notes, timings_ms=timings)
+    if as_context:
+        result.context = build_context(hits, subgraph, token_budget)
+    timings["total"] = (time.perf_counter() - t0) * 1000
+    return result
+
+
+def _interleave(hits: list[Hit], kinds: Sequence[str], k: int) -> list[Hit]:
+    """With several kinds asked for, keep the best k of each (scores are per kind)."""
+    out: list[Hit] = []
+    for kind in kinds:
+        out.extend([h for h in hits if h.kind == kind][:k])
+    return out
+
+
+def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph, ent_map: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Relations among the entities of the hits (mentioned in hit chunks, or hit entities)."""
+    ents: set[str] = {h.id for h in hits if h.kind == "entity"}
+    chunk_ids = [h.chunk_id for h in hits if h.kind in ("chunk", "document") and h.chunk_id]
+    for eids in kb.store.chunk_entities(chunk_ids).values():  # type: ignore[attr-defined]
+        ents.update(eids)
+    if not ents:
+        return []
+    edges = kb.store.edges_among(sorted(ents), graph.cfg.min_confidence)[:50]
+    nodes = kb.store.get_nodes({e.source for e in edges} | {e.target for e in edges})
+    return [{"src": e.source, "dst": e.target, "type": e.type, "weight": e.confidence,
+             "src_name": nodes[e.source].name, "dst_name": nodes[e.target].name} for e in edges]
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (about four characters per token for English)."""
+    return (len(text) + 3) // 4
+
+
+def build_context(hits: Iterable[Hit], subgraph: Sequence[Mapping[str, Any]], token_budget: int) -> str:
+    """The best evidence as one text block with [n] citation markers, within ``token_budget``."""
+    if token_budget < 20:
+        raise InvalidInput("token_budget: at least 20 tokens")
+    blocks: list[str] = []
+    used = 0
+    cited: list[str] = []
+    for h in hits:
+        for c in h.citations[:1] or [{"doc_id": h.doc_id, "chunk_id": h.chunk_id, "text": h.text}]:
+            key = c.get("chunk_id") or h.id
+            if key in cited:
+                continue
+            n = len(cited) + 1
+            where = f"{c.get('doc_id') or h.title}"
+            if c.get("start") is not None:
+                where += f", chars {c['start']}-{c['end']}"
+            head = f"[{n}] {h.title} ({where})\n"
+            body = " ".join(str(c.get("text") or h.text).split())
+            room = token_budget - used - estimate_tokens(head) - 1
+            if room <= 8:
+                break
+            if estimate_tokens(body) > room:
+                body = _truncate(body, room * 4)
+            blocks.append(head + body)
+            used += estimate_tokens(head + body) + 1
+            cited.append(key)
+        if used >= token_budget - 8:
+            break
+    facts = []
+    for e in subgraph:
+        line = f"- {e['src_name']} --[{e['type']}]--> {e['dst_name']}"
+        if used + estimate_tokens(line) + 1 > token_budget:
+            break
+        facts.append(line)
+        used += estimate_tokens(line) + 1
+    text = "\n\n".join(blocks)
+    if facts:
+        text += "\n\nRelations:\n" + "\n".join(facts)
+    return text
+
+
+def _truncate(text: str, max_chars: int) -> str:
+    cut = text[: max(0, max_chars - 1)]
+    space = cut.rfind(" ")
+    if space > max_chars // 2:
+        cut = cut[:space]
+    return cut + "…"

@@ -1,0 +1,93 @@
+"""Exact vector search over one kind of item (chunks, entities, ...), kept in step with the store.
+
+Vectors live in the store (float16, one row per item, written in the same transaction as
+the item). A process keeps a float32 matrix of them in memory and refreshes it
+incrementally: new rows are appended by row id; a deletion (noticed through a counter the
+store bumps) triggers a reload. Search is one matrix-vector product plus ``argpartition``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["VectorIndex", "to_blob", "from_blob"]
+
+
+def to_blob(vec: np.ndarray) -> bytes:
+    """Store form: float16 bytes (half the space; ample precision for cosine ranking)."""
+    return np.asarray(vec, dtype=np.float16).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    """float32 vector from its store form."""
+    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+
+
+class VectorIndex:
+    """In-memory exact index of the vectors of one item kind and model."""
+
+    def __init__(self, store: Store, item_kind: str, model: str) -> None:
+        self.store = store
+        self.item_kind = item_kind
+        self.model = model
+        self._lock = threading.Lock()
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._mat = np.zeros((0, 0), dtype=np.float32)
+        self._last_id = 0
+        self._state: tuple[int, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def refresh(self) -> None:
+        """Bring the matrix in step with the store (cheap when nothing changed)."""
+        with self._lock:
+            state = self.store.vector_state()  # type: ignore[attr-defined]
+            if state == self._state:
+                return
+            if self._state is not None and state[1] != self._state[1]:
+                self._ids, self._row, self._last_id = [], {}, 0
+                self._mat = np.zeros((0, 0), dtype=np.float32)
+            rowids, ids, blobs = self.store.load_vectors(self.item_kind, self.model, self._last_id)  # type: ignore[attr-defined]
+            if ids:
+                new = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(ids), -1).astype(np.float32)
+                # An item re-embedded gets a new row id: drop its old row.
+                stale = [self._row[i] for i in ids if i in self._row]
+                if stale:
+                    keep = np.ones(len(self._ids), dtype=bool)
+                    keep[stale] = False
+                    self._mat = self._mat[keep]
+                    self._ids = [x for x, k in zip(self._ids, keep) if k]
+                self._mat = new if self._mat.size == 0 else np.vstack([self._mat, new])
+                self._ids.extend(ids)
+                self._row = {x: i for i, x in enumerate(self._ids)}
+                self._last_id = rowids[-1]
+            self._state = state
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Top ``k`` ``(item id, cosine)`` for a unit-length query vector."""
+        self.refresh()
+        if not self._ids or k <= 0:
+            return []
+        scores = self._mat @ np.asarray(query, dtype=np.float32).reshape(-1)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self._ids[i], float(scores[i])) for i in top]
+
+    def similarity(self, query: np.ndarray, ids: list[str]) -> dict[str, float]:
+        """Cosine of the query with the given items (those that have a vector)."""
+        self.refresh()
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        rows = [(i, self._row[i]) for i in ids if i in self._row]
+        if not rows:
+            return {}
+        sims = self._mat[[r for _, r in rows]] @ q
+        return {i: float(s) for (i, _), s in zip(rows, sims)}

@@ -1,0 +1,191 @@
+"""SQL for embeddings and graph adjacency used by retrieval (part of the SQLite backend)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .fts import fts_query
+
+__all__ = ["VectorSqlMixin"]
+
+_MAX_VARS = 500
+
+
+def _parts(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(seq), n):
+        yield seq[i : i + n]
+
+
+class VectorSqlMixin:
+    """Vectors (one per item and model), KB metadata, and retrieval lookups."""
+
+    conn: sqlite3.Connection
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+    # -- kb metadata ----------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A knowledge-base fact (e.g. ``embeddings.model``), or None."""
+        row = self.conn.execute("SELECT value FROM kb_meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Set (or with None, remove) a knowledge-base fact."""
+        if value is None:
+            self.conn.execute("DELETE FROM kb_meta WHERE key = ?", (key,))
+        else:
+            self.conn.execute(
+                "INSERT INTO kb_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- vectors ----------------------------------------------------------------------------------
+
+    def upsert_vectors(self, item_kind: str, model: str, dim: int,
+                       items: Sequence[tuple[str, str, bytes]]) -> None:
+        """Store ``(item_id, text_hash, float16 bytes)`` vectors, replacing older ones."""
+        self.conn.executemany(
+            "INSERT INTO vectors (item_kind, item_id, model, dim, text_hash, vec) VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(item_kind, item_id) DO UPDATE SET model = excluded.model, dim = excluded.dim,"
+            " text_hash = excluded.text_hash, vec = excluded.vec",
+            [(item_kind, i, model, dim, h, v) for i, h, v in items],
+        )
+
+    def vector_hashes(self, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, str]:
+        """Text hash of the stored vector per item (for this model)."""
+        ids = list(dict.fromkeys(item_ids))
+        out: dict[str, str] = {}
+        for part in _parts(ids):
+            for r in self._rows(
+                f"SELECT item_id, text_hash FROM vectors WHERE item_kind = ? AND model = ? AND item_id IN"
+                f" ({','.join('?' * len(part))})",
+                [item_kind, model, *part],
+            ):
+                out[r[0]] = r[1]
+        return out
+
+    def load_vectors(self, item_kind: str, model: str, after_id: int = 0
+                     ) -> tuple[list[int], list[str], list[bytes]]:
+        """``(row ids, item ids, vector bytes)`` of a kind with row id > ``after_id``."""
+        rows = self._rows(
+            "SELECT id, item_id, vec FROM vectors WHERE model = ? AND item_kind = ? AND id > ? ORDER BY id",
+            (model, item_kind, after_id),
+        )
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+    def vectors_for(self, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, bytes]:
+        """Vector bytes of the given items (those that have one)."""
+        ids = list(dict.fromkeys(item_ids))
+        out: dict[str, bytes] = {}
+        for part in _parts(ids):
+            for r in self._rows(
+                f"SELECT item_id, vec FROM vectors WHERE item_kind = ? AND model = ? AND item_id IN"
+                f" ({','.join('?' * len(part))})",
+                [item_kind, model, *part],
+            ):
+                out[r[0]] = r[1]
+        return out
+
+    def vector_state(self) -> tuple[int, int]:
+        """``(max vector row id, deletions counter)``: an in-memory index is current iff both match."""
+        max_id = self.conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchone()[0]
+        dels = self.conn.execute("SELECT value FROM kb_meta WHERE key = 'vectors.deletions'").fetchone()
+        return int(max_id), int(dels[0]) if dels else 0
+
+    def vector_models(self) -> dict[str, int]:
+        """Number of stored vectors per model."""
+        return {r[0]: r[1] for r in self._rows("SELECT model, count(*) FROM vectors GROUP BY model")}
+
+    def delete_vectors(self, model: str | None = None) -> int:
+        """Remove vectors (of one model, or all); returns how many."""
+        if model is None:
+            cur = self.conn.execute("DELETE FROM vectors")
+        else:
+            cur = self.conn.execute("DELETE FROM vectors WHERE model = ?", (model,))
+        return cur.rowcount
+
+    def chunks_to_embed(self, latest_only: bool = True, after_id: int = 0, limit: int = 1000
+                        ) -> list[tuple[int, str, str]]:
+        """``(row id, chunk id, text)`` of chunks, in row order, for (re)embedding."""
+        sql = "SELECT c.id, c.chunk_id, c.text FROM chunks c"
+        if latest_only:
+            sql += " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version AND d.is_latest = 1"
+        sql += " WHERE c.id > ? ORDER BY c.id LIMIT ?"
+        return [(r[0], r[1], r[2]) for r in self._rows(sql, (after_id, limit))]
+
+    def nodes_to_embed(self, kind: str, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(rowid, node id, name)`` of nodes of a kind, for (re)embedding."""
+        rows = self._rows(
+            "SELECT rowid, id, name FROM nodes WHERE kind = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+            (kind, after_rowid, limit),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    # -- retrieval lookups ------------------------------------------------------------------------
+
+    def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """BM25 (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
+        fts_expr = fts_query(text)
+        out: dict[str, float] = {}
+        if fts_expr is None:
+            return out
+        for part in _parts(list(chunk_ids)):
+            for r in self._rows(
+                "SELECT c.chunk_id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+                f" WHERE chunks_fts MATCH ? AND c.chunk_id IN ({','.join('?' * len(part))})",
+                [fts_expr, *part],
+            ):
+                out[r[0]] = float(r[1])
+        return out
+
+    def entity_chunk_counts(self, node_ids: Iterable[str]) -> dict[str, int]:
+        """Number of distinct chunks mentioning each entity (its passage frequency)."""
+        ids = list(dict.fromkeys(node_ids))
+        out: dict[str, int] = {}
+        for part in _parts(ids):
+            for r in self._rows(
+                f"SELECT node_id, count(DISTINCT chunk_id) FROM mentions WHERE node_id IN"
+                f" ({','.join('?' * len(part))}) GROUP BY node_id",
+                part,
+            ):
+                out[r[0]] = r[1]
+        return out
+
+    def entity_chunks(self, node_id: str, limit: int) -> list[str]:
+        """Distinct chunks (latest document versions) mentioning an entity, newest first."""
+        rows = self._rows(
+            "SELECT m.chunk_id FROM mentions m JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version"
+            " AND d.is_latest = 1 WHERE m.node_id = ? GROUP BY m.chunk_id ORDER BY max(m.id) DESC LIMIT ?",
+            (node_id, limit),
+        )
+        return [r[0] for r in rows]
+
+    def chunk_entities(self, chunk_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Distinct entities mentioned in each chunk."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, list[str]] = {}
+        for part in _parts(ids):
+            for r in self._rows(
+                f"SELECT DISTINCT chunk_id, node_id FROM mentions WHERE chunk_id IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                out.setdefault(r[0], []).append(r[1])
+        return out
+
+    def chunk_info(self, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int, str, bool]]:
+        """``(doc_id, version, title, is_latest)`` per chunk."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, tuple[str, int, str, bool]] = {}
+        for part in _parts(ids):
+            for r in self._rows(
+                "SELECT c.chunk_id, c.doc_id, c.version, d.title, d.is_latest FROM chunks c JOIN documents d"
+                " ON d.doc_id = c.doc_id AND d.version = c.version"
+                f" WHERE c.chunk_id IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                out[r[0]] = (r[1], r[2], r[3], bool(r[4]))
+        return out

@@ -1,0 +1,171 @@
+"""The hybrid search pipeline end to end, on real SQLite with the offline static model."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import graphmem
+from graphmem.retrieval.search import estimate_tokens
+
+DOCS = {
+    "pool": ("PgBouncer pool", "PgBouncer connection pool exhaustion causes Dispatch API outages. "
+             "The pool was raised from 40 to 80 connections."),
+    "dispatch": ("Dispatch API", "The Dispatch API accepts parcel orders from merchants and depends on PgBouncer."),
+    "route": ("Route Planner", "The Route Planner computes delivery routes. Its retry storm worsened INC-2041."),
+    "redis": ("Redis cache", "A Redis cache eviction bug produced stale routes in INC-2077."),
+    "label": ("Label printer", "The Label Printer reads shipping labels from an S3 bucket."),
+}
+ENTS = {
+    "pool": [("PgBouncer", "software"), ("Dispatch API", "service")],
+    "dispatch": [("Dispatch API", "service"), ("PgBouncer", "software")],
+    "route": [("Route Planner", "service"), ("INC-2041", "incident")],
+    "redis": [("Redis cache", "storage"), ("INC-2077", "incident")],
+    "label": [("Label Printer", "service"), ("S3 bucket", "storage")],
+}
+RELS = {
+    "pool": [("PgBouncer", "causes", "Dispatch API", "PgBouncer connection pool exhaustion causes Dispatch API outages.")],
+    "dispatch": [("Dispatch API", "depends on", "PgBouncer",
+                  "The Dispatch API accepts parcel orders from merchants and depends on PgBouncer.")],
+    "route": [], "redis": [], "label": [],
+}
+
+
+def _fill(kb):
+    for doc_id, (title, text) in DOCS.items():
+        kb.ingest_with_content(doc_id, title, f"{doc_id}.md", text,
+                               [{"name": n, "type": t} for n, t in ENTS[doc_id]],
+                               [{"source": a, "target": b, "type": r, "confidence": 1.0, "supporting_text": s}
+                                for a, r, b, s in RELS[doc_id]])
+
+
+@pytest.fixture
+def skb(tmp_path, model_dir):
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{model_dir}"}}) as kb:
+        _fill(kb)
+        yield kb
+
+
+def test_vectors_stored_with_model_id(skb):
+    st = skb.stats()
+    assert st["embedding_model"] == "model2vec:minilm-static-256"
+    assert st["vectors"]["model2vec:minilm-static-256"] == 5 + 8  # 5 chunks + 8 distinct entities
+
+
+def test_hybrid_search_ranks_and_explains(skb):
+    r = skb.search("why did the dispatch API have an outage?", k=3)
+    top = r.hits[0]
+    assert top.doc_id == "pool" and top.kind == "chunk"
+    assert set(top.parts) == {"dense", "lexical", "graph", "relevance"}
+    assert all(0.0 <= v <= 1.0 for v in top.parts.values())
+    [cite] = top.citations
+    assert cite["doc_id"] == "pool" and cite["chunk_id"] == "pool:v1:c0"
+    assert (cite["start"], cite["end"]) == (0, len(DOCS["pool"][1]))
+    assert top.seed is True and top.path
+    assert any(e["type"] == "causes" for e in r.subgraph)
+    assert r.notes == []
+
+
+def test_graph_walk_reaches_a_passage_without_query_words(skb):
+    """'Dispatch API' is named; the pool passage shares no query word but is linked through
+    the entity graph, so PPR/BFS find it while BM25 alone cannot."""
+    q = "merchants parcel orders"
+    bm25 = [h.doc_id for h in skb.search(q, k=5, preset="bm25").hits]
+    assert "pool" not in bm25
+    for strategy in ("ppr", "bfs"):
+        docs = [h.doc_id for h in skb.search(q, k=5, strategy=strategy).hits]
+        assert docs[0] == "dispatch"
+        assert "pool" in docs, strategy
+        hit = next(h for h in skb.search(q, k=5, strategy=strategy).hits if h.doc_id == "pool")
+        assert hit.parts["graph"] > 0 and not hit.seed
+        assert len(hit.path) >= 2  # reached from a seed through the graph
+
+
+def test_kinds_entity_and_document(skb):
+    r = skb.search("PgBouncer", kinds=["entity"], k=3)
+    assert r.hits[0].kind == "entity" and r.hits[0].title == "PgBouncer"
+    assert r.hits[0].citations and r.hits[0].citations[0]["doc_id"] in {"pool", "dispatch"}
+    d = skb.search("stale routes after a cache eviction", kinds=["document"], k=2)
+    assert d.hits[0].kind == "document" and d.hits[0].id == "redis"
+    assert len({h.id for h in d.hits}) == len(d.hits)  # one hit per document
+
+
+@pytest.mark.parametrize("q", ['"', "NEAR(a b)", "redis*", "-cache", "title:redis", "((", "", "AND OR"])
+def test_search_query_syntax_never_errors(skb, q):
+    r = skb.search(q, k=3)
+    assert isinstance(r.hits, list)
+
+
+def test_context_within_budget_with_citations(skb):
+    r = skb.search("dispatch outage pool", k=5, as_context=True, token_budget=60)
+    assert r.context.startswith("[1] ")
+    assert estimate_tokens(r.context) <= 60
+    big = skb.search("dispatch outage pool", k=5, as_context=True, token_budget=2000)
+    assert "[2]" in big.context and "Relations:" in big.context
+    assert "PgBouncer --[causes]--> Dispatch API" in big.context
+
+
+def test_new_and_deleted_documents_are_seen_by_the_index(skb):
+    assert skb.search("kangaroo logistics", k=1, preset="dense").hits[0].doc_id != "roo"
+    skb.documents.add("Kangaroo logistics moves parcels across the outback.", doc_id="roo", title="Roo")
+    assert skb.search("kangaroo logistics", k=1, preset="dense").hits[0].doc_id == "roo"
+    skb.documents.delete("roo")
+    assert all(h.doc_id != "roo" for h in skb.search("kangaroo logistics", k=5, preset="dense").hits)
+
+
+def test_texts_are_embedded_once(skb):
+    assert skb.embeddings.embed_items("chunk", [("pool:v1:c0", DOCS["pool"][1])]) == 0
+    assert skb.embeddings.embed_items("chunk", [("pool:v1:c0", "changed text")]) == 1
+
+
+def test_switching_model_is_refused_until_reindex(tmp_path, model_dir):
+    other = tmp_path / "other-static-model"
+    shutil.copytree(model_dir, other)
+    home = tmp_path / "kb"
+    with graphmem.open(home, config={"embeddings": {"model": f"model2vec:{model_dir}"}}) as kb:
+        _fill(kb)
+    with graphmem.open(home, config={"embeddings": {"model": f"model2vec:{other}"}}) as kb:
+        with pytest.raises(graphmem.Conflict) as err:
+            kb.search("dispatch", k=1)
+        msg = str(err.value)
+        assert "model2vec:minilm-static-256" in msg and "model2vec:other-static-model" in msg
+        assert "graphmem reindex" in msg
+        before = kb.stats()["documents"]
+        with pytest.raises(graphmem.Conflict):
+            kb.documents.add("More text.", doc_id="more")
+        assert kb.stats()["documents"] == before
+        out = kb.reindex()
+        assert out == {"model": "model2vec:other-static-model", "chunks": 5, "entities": 8, "dropped": 13}
+        assert kb.stats()["vectors"] == {"model2vec:other-static-model": 13}
+        assert kb.search("why did the dispatch API have an outage?", k=1).hits[0].doc_id == "pool"
+
+
+def test_without_embedder_search_says_so_and_uses_bm25_and_graph(tmp_path):
+    with graphmem.open(tmp_path / "kb") as kb:  # the test environment sets embeddings.model = none
+        _fill(kb)
+        r = kb.search("merchants parcel orders", k=5)
+        assert "embeddings are off" in r.notes[0]
+        assert [h.doc_id for h in r.hits][:1] == ["dispatch"]
+        assert "pool" in [h.doc_id for h in r.hits]  # still reached through the graph
+        assert kb.stats()["vectors"] == {}
+
+
+def test_unavailable_model_warns_once_and_degrades(tmp_path):
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{tmp_path / 'missing'}"}}) as kb:
+        with pytest.warns(UserWarning, match="no embedding model available"):
+            _fill(kb)
+        r = kb.search("dispatch outage", k=2)
+        assert r.hits and "no embedding model available" in r.notes[0]
+        assert sum("no embedding model" in n for n in kb.notes) == 1
+
+
+def test_bad_search_arguments(skb):
+    with pytest.raises(graphmem.InvalidInput, match="kind 'pages'"):
+        skb.search("x", kinds=["pages"])
+    with pytest.raises(graphmem.InvalidInput, match="strategy 'walk'"):
+        skb.search("x", strategy="walk")
+    with pytest.raises(graphmem.InvalidInput, match="unknown search preset"):
+        skb.search("x", preset="fastest")
+    with pytest.raises(graphmem.InvalidInput, match="k: expected a positive integer"):
+        skb.search("x", k=0)
