@@ -36,12 +36,17 @@ class SearchConfig:
     passage_seed_weight: float = 1.0   # share of the restart mass on seed passages vs entities
     entity_seed_weight: float = 1.0
     mention_weight: float = 1.0        # entity <-> passage edge weight (relations use confidence)
+    mention_idf_power: float = 0.0     # passage -> entity weight / (passages mentioning it)^power
+    relation_weight: float = 1.0       # multiplier of relation confidences in the walk
     max_mentions_per_entity: int = 200
     min_confidence: float = 0.6
     bfs_depth: int = 2
     bfs_max_nodes: int = 50
     max_candidates: int = 100
-    # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance
+    # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
+    # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")
+    rerank: str = "weighted"
+    rerank_k: float = 10.0
     alpha: float = 0.4
     beta: float = 0.3
     gamma: float = 0.3
@@ -77,6 +82,8 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
     cfg = base.replace(**dict(overrides or {}))
     if cfg.strategy not in ("ppr", "bfs", "none"):
         raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
+    if cfg.rerank not in ("rrf", "weighted"):
+        raise InvalidInput(f"rerank '{cfg.rerank}': choose rrf or weighted")
     if cfg.fusion not in ("rrf", "weighted"):
         raise InvalidInput(f"fusion '{cfg.fusion}': choose rrf or weighted")
     if not 0.0 < cfg.ppr_restart <= 1.0:

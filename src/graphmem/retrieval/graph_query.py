@@ -70,8 +70,22 @@ def bfs(
     return BfsResult(order, depth, parent)
 
 
-def find_seed_entities(kb: KnowledgeBase, text: str, limit: int) -> list[str]:
-    """Entity ids named in ``text``: exact phrase matches (longest first), then word matches."""
+def _stem(word: str) -> str:
+    # Enough to match "leaks" to "leak" and "borders" to "border" without a stemmer.
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def find_seed_entities(kb: KnowledgeBase, text: str, limit: int, strict: bool = False) -> list[str]:
+    """Entity ids named in ``text``, best first.
+
+    1. exact phrase matches of a name or alias (longest first);
+    2. names whose words occur contiguously in the text, punctuation aside ("KAGH-FM",
+       "Johnnycake, West Virginia");
+    3. names all of whose words occur in the text (plural-insensitive);
+    4. only when none of the above matched and not ``strict``: other word-level full-text
+       matches (BM25 over names).
+    Stop words never make a match on their own.
+    """
     if limit <= 0:
         return []
     tokens = query_words(text, keep_stop_words=True)
@@ -88,10 +102,34 @@ def find_seed_entities(kb: KnowledgeBase, text: str, limit: int) -> list[str]:
         nid = found.get(p)
         if nid and nid not in seeds:
             seeds.append(nid)
-    if len(seeds) < limit:
-        for nid, _score in kb.store.search_node_names(text, ENTITY, limit):
-            if nid not in seeds:
-                seeds.append(nid)
+    if len(seeds) >= limit:
+        return seeds[:limit]
+    joined = " " + " ".join(tokens) + " "
+    stems = {_stem(t) for t in tokens if t not in STOP_WORDS}
+    cands = kb.store.search_node_names(text, ENTITY, limit * 5)
+    nodes = kb.store.get_nodes(nid for nid, _ in cands if nid not in seeds)
+    contiguous, covered, partial = [], [], []
+    for nid, _score in cands:
+        node = nodes.get(nid)
+        if node is None:
+            continue
+        best = 0
+        for name in [node.name, *node.aliases]:
+            words = query_words(name, keep_stop_words=True)
+            content = [w for w in words if w not in STOP_WORDS]
+            if not content:
+                continue
+            if " " + " ".join(words) + " " in joined:
+                best = max(best, 2)
+            elif {_stem(w) for w in content} <= stems:
+                best = max(best, 1)
+        (contiguous if best == 2 else covered if best == 1 else partial).append(nid)
+    ordered = contiguous + covered
+    if not strict and not seeds and not ordered:
+        ordered = partial  # nothing named exactly: fall back to word-level matches
+    for nid in ordered:
+        if nid not in seeds:
+            seeds.append(nid)
     return seeds[:limit]
 
 

@@ -99,15 +99,22 @@ class _Graph:
         ents = [i for t, i in nodes if t == "n"]
         w = self.cfg.mention_weight
         if chunks:
-            for cid, eids in self.store.chunk_entities(chunks).items():  # type: ignore[attr-defined]
-                out[("c", cid)] = [(("n", e), w) for e in eids]
+            by_chunk = self.store.chunk_entities(chunks)  # type: ignore[attr-defined]
+            power = self.cfg.mention_idf_power
+            counts = (self.store.entity_chunk_counts({e for es in by_chunk.values() for e in es})  # type: ignore[attr-defined]
+                      if power else {})
+            for cid, eids in by_chunk.items():
+                # Rare entities are the informative bridges; hubs ("2018", "city") spread mass thin.
+                out[("c", cid)] = [(("n", e), w / (max(counts.get(e, 1), 1) ** power) if power else w)
+                                   for e in eids]
         if ents:
             for e in self.store.edges_of(ents, self.cfg.min_confidence):
                 self.edges[(e.source, e.type, e.target)] = e.confidence
+                rw = e.confidence * self.cfg.relation_weight
                 if ("n", e.source) in out:
-                    out[("n", e.source)].append((("n", e.target), e.confidence))
+                    out[("n", e.source)].append((("n", e.target), rw))
                 if ("n", e.target) in out:
-                    out[("n", e.target)].append((("n", e.source), e.confidence))
+                    out[("n", e.target)].append((("n", e.source), rw))
             for eid in ents:
                 for cid in self.store.entity_chunks(eid, self.cfg.max_mentions_per_entity):  # type: ignore[attr-defined]
                     out[("n", eid)].append((("c", cid), w))
@@ -142,7 +149,7 @@ def _bfs_scores(seeds: Mapping[GNode, float], graph: _Graph, cfg: SearchConfig
 
 def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: SearchConfig) -> dict[str, float]:
     seeds: dict[str, float] = {}
-    for nid in find_seed_entities(kb, query, cfg.seed_k_entities):
+    for nid in find_seed_entities(kb, query, cfg.seed_k_entities, strict=True):
         seeds[nid] = 1.0
     if qvec is not None:
         index = kb.vector_index(ENTITY)
@@ -257,11 +264,18 @@ def search(
     def combine(ids: list[str], dense_s: Mapping[str, float], lex_s: Mapping[str, float],
                 graph_s: Mapping[str, float], relevance: Mapping[str, float]) -> list[tuple[str, float, dict]]:
         d, lx, g = max_normalise(dense_s), max_normalise(lex_s), max_normalise(graph_s)
+        if cfg.rerank == "rrf":  # ranks instead of magnitudes: a strong second-hop signal counts
+            ranks = [{x: r for r, x in enumerate(sorted((y for y in m if m[y] > 0), key=lambda y, m=m: -m[y]), 1)}
+                     for m in (d, lx, g)]
         out = []
         for i in ids:
             parts = {"dense": d.get(i, 0.0), "lexical": lx.get(i, 0.0), "graph": g.get(i, 0.0),
                      "relevance": relevance.get(i, 1.0)}
-            score = (cfg.alpha * parts["dense"] + cfg.beta * parts["lexical"] + cfg.gamma * parts["graph"])
+            if cfg.rerank == "rrf":
+                score = sum(w / (cfg.rerank_k + rk[i]) for w, rk in zip((cfg.alpha, cfg.beta, cfg.gamma), ranks)
+                            if i in rk)
+            else:
+                score = cfg.alpha * parts["dense"] + cfg.beta * parts["lexical"] + cfg.gamma * parts["graph"]
             if cfg.alpha == cfg.beta == cfg.gamma == 0.0:  # pure fusion preset (e.g. rrf)
                 score = fused.get(i, 0.0)
             out.append((i, score * parts["relevance"], parts))

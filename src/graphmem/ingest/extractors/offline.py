@@ -1,0 +1,610 @@
+"""The offline extractor: entities and *stated* relations from plain text, by rules.
+
+No model, no network, standard library only, deterministic, linear time. Per sentence (a run-on
+"sentence" over 1,000 characters is cut at whitespace so evidence stays short):
+
+* **Entities**: multi-word proper nouns, acronyms and CamelCase (API, PgBouncer), names with
+  digits (S3, ext4, Python 3.11, HTTP/2), quoted and backticked terms, code identifiers
+  (snake_case, camelCase, dotted.names, calls()), the noun phrases on both sides of a relation
+  phrase and the subjects of other verbs ("objects are ..."). Noun phrases lose determiners,
+  keep at most five words, are lowercased unless a word is a name; the head is singularised.
+* **Relations** only where a sentence states one with the ontology's lexicon: active, passive
+  with "by", "due to"/"because of", "is part of", "is a", lists, "A reads from B and writes to
+  C", "B, which calls C".
+
+Decisions the contract leaves open:
+
+* Types are emitted *canonical and oriented*: each phrase goes through
+  ``Ontology.normalize_relation`` here, so "wheel is part of car" comes out as
+  ``car --contains--> wheel`` and "B is caused by A" / "B due to A" as ``A --causes--> B``.
+  Canonical types normalise to themselves at ingest, so nothing is swapped twice.
+* "is linked to / associated with / correlated with / related to / tied to" -> ``affects`` at
+  0.8, in sentence order (the text does not say which way the influence goes).
+* Hedges (may, might, could, can, would, should, possibly, probably, likely, perhaps, ...),
+  "or" alternatives and conditional sentences cap confidence at 0.6.
+* A relation *inside* an if/unless/whether/assuming clause is not asserted: dropped. One in the
+  main clause of a conditional sentence is kept at 0.6. Negations (not, never, no, n't, cannot,
+  no longer, neither/nor) and questions give no relation; their noun phrases stay entities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...extraction import EntitySpec, Extraction, RelationSpec
+from ...ontology import Ontology
+from ...text import normalize_name
+from ..chunking import chunk_spans, split_sentences
+from .base import SourceDocument
+from .offline_lexicon import (
+    BASE,
+    PAST,
+    PP,
+    ING,
+    HEDGED_CONFIDENCE,
+    LINKED_CONFIDENCE,
+    MAX_NP_WORDS,
+    MAX_SENTENCE,
+    _ADVERBS,
+    _ALLCAPS_WORDS,
+    _ASSOC,
+    _AUX,
+    _BE,
+    _CAMEL,
+    _CODE_CAMEL,
+    _COMMON_NOUNS,
+    _COMMON_VERBS,
+    _CONDITIONAL,
+    _COND_END,
+    _DETERMINERS,
+    _DUE_SKIP,
+    _ED_NOUNS,
+    _HAVE,
+    _HEAD_TYPES,
+    _HEDGE,
+    _HEDGE_START,
+    _IRREGULAR,
+    _ISSUE_HEADS,
+    _LIST_SEP,
+    _LOWER_WORD,
+    _LY_NOUNS,
+    _NEG,
+    _NOUN_SUFFIXES,
+    _NUMBER_UNIT,
+    _PLURAL_ACRONYM,
+    _PP_PREPS,
+    _PRONOUNS,
+    _RELATIONAL_HEADS,
+    _REL_PRONOUNS,
+    _SCOPE_BOUNDARY,
+    _SINGULAR_KEEP,
+    _STOPLIKE,
+    _TOKEN,
+    _VERBS,
+    _VERSION,
+)
+
+__all__ = ["OfflineExtractor"]
+
+
+
+@dataclass(slots=True)
+class _Tok:
+    text: str
+    low: str
+    kind: str  # "w" word, "q" quoted term, "c" backticked code, "p" punctuation
+    initial: bool  # first word of the sentence or of a line: its capital says nothing
+    special: bool = False  # spelling is identity: acronym, CamelCase, digits, code
+    code: bool = False
+
+
+@dataclass(slots=True)
+class _Chunk:
+    start: int  # first token, determiners included
+    end: int  # one past the last word
+    words: list[int]
+    negated: bool = False  # "no X"
+    of_split: int = 0  # "exhaustion of the pool": index in words where the "of" part begins
+
+
+@dataclass(slots=True)
+class _Pred:
+    head: int
+    vg_start: int  # auxiliaries, negation and adverbs before the head belong to the predicate
+    obj_start: int
+    phrase: str
+    passive: bool = False
+    conf: float = 1.0
+    is_a: bool = False
+    due: bool = False
+
+
+def _is_adverb(low: str) -> bool:
+    return low in _ADVERBS or (len(low) > 4 and low.endswith("ly") and low not in _LY_NOUNS)
+
+
+def _is_neg(low: str) -> bool:
+    return low in _NEG or low.endswith(("n't", "n’t"))
+
+
+def _is_vg(low: str) -> bool:
+    return low in _AUX or low in _HEDGE or _is_neg(low) or _is_adverb(low)
+
+
+def _is_ed(low: str) -> bool:
+    return len(low) > 4 and low.endswith("ed") and low not in _ED_NOUNS
+
+
+@lru_cache(maxsize=4096)  # words repeat a lot; the answer depends on the word alone
+def _flags(w: str) -> tuple[bool, bool]:
+    """(special, code): is the spelling of ``w`` its identity (acronym, CamelCase, digits, code)?"""
+    if w in _ALLCAPS_WORDS or (w.isalpha() and w.islower()):
+        return False, False  # the common case, decided fast
+    core = w[:-1] if w.endswith("s") else w  # "APIs"
+    acronym = core[:1].isalpha() and core.isupper() and core.replace("&", "").isalnum() \
+        and sum(c.isupper() for c in core) >= 2
+    digits = any(c.isdigit() for c in w) and any(c.isalpha() for c in w) and not _NUMBER_UNIT.fullmatch(w)
+    code = _is_code(w)
+    return acronym or digits or code or bool(_CAMEL.fullmatch(w)), code
+
+
+def _is_code(w: str) -> bool:
+    """snake_case, camelCase, dotted.names (not versions, not "e.g") and calls()."""
+    if w.endswith("()") or _CODE_CAMEL.fullmatch(w) or ("_" in w.strip("_") and any(c.isalpha() for c in w)):
+        return True
+    parts = w.split(".")
+    return len(parts) > 1 and w.islower() and max(map(len, parts)) > 1 and not parts[0].isdigit()
+
+
+def _singular(word: str) -> str:
+    """Singular of a lowercase plural noun by simple rules (leaks -> leak, dependencies -> dependency)."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) <= 3 or not word.endswith("s") or word in _SINGULAR_KEEP or not word.isalpha() \
+            or word.endswith(("ss", "us", "is")):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zzes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1]
+
+
+def _tokens(sentence: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    last_end, first, lines = 0, True, "\n" in sentence
+    for m in _TOKEN.finditer(sentence):
+        text = m.group()
+        c = text[0]
+        kind = "c" if c == "`" and len(text) > 2 else "q" if c in "\"“" and len(text) > 2 else \
+            "w" if c.isalnum() or c == "_" else "p"
+        if lines and "\n" in sentence[last_end:m.start()]:
+            first = True  # a new line (list item, heading) starts like a sentence
+        if kind == "w" and text[-2:] in ("'s", "’s") and len(text) > 2:
+            text = text[:-2]  # "the JVM's collector": the name is JVM
+        tok = _Tok(text, text.lower(), kind, first and kind == "w")
+        if kind != "p":
+            first = False
+        if kind == "w":
+            tok.special, tok.code = _flags(text)
+        toks.append(tok)
+        last_end = m.end()
+    return toks
+
+
+def _np_ok(t: _Tok) -> bool:
+    """Can this token be a word of a noun phrase (ignoring predicate positions)?"""
+    if t.kind in "qc":
+        return True
+    return t.kind == "w" and not (t.low in _STOPLIKE or _is_adverb(t.low) or _is_neg(t.low))
+
+
+def _np_starts(toks: list[_Tok], j: int) -> bool:
+    n = len(toks)
+    while j < n and (toks[j].low in _DETERMINERS or _VERSION.fullmatch(toks[j].low)):
+        j += 1
+    return j < n and _np_ok(toks[j])
+
+
+def _vg_start(toks: list[_Tok], i: int, due: bool = False) -> int:
+    """First token of the verb group ending before ``i`` (for "due to" also "failed", "went down")."""
+    k = i - 1
+    while k >= 0 and (_is_vg(toks[k].low) or (due and (toks[k].low in _DUE_SKIP or toks[k].low in _COMMON_VERBS
+                                                        or _is_ed(toks[k].low)))):
+        k -= 1
+    return k + 1
+
+
+def _match(toks: list[_Tok], i: int) -> _Pred | None:
+    """The relation predicate whose head is token ``i``, if one is stated there."""
+    n = len(toks)
+    low = toks[i].low
+    nxt = toks[i + 1].low if i + 1 < n else ""
+    if (low in ("due", "owing") and nxt == "to") or (low == "because" and nxt == "of"):
+        p = _Pred(i, _vg_start(toks, i, due=True), i + 2, "due to", due=True)
+        return p if _np_starts(toks, p.obj_start) else None
+    if low in _BE:
+        j = i + 1
+        while j < n and _is_vg(toks[j].low) and toks[j].low not in _BE:
+            j += 1
+        w = [toks[k].low for k in range(j, min(j + 3, n))] + ["", "", ""]
+        art = w[0] in ("a", "an")
+        if w[art] == "part" and w[art + 1] == "of":
+            phrase, obj, conf, is_a = "is part of", j + art + 2, 1.0, False
+        elif art and w[1] in ("kind", "type", "sort", "form") and w[2] == "of":
+            phrase, obj, conf, is_a = "is a", j + 3, 1.0, False
+        elif art:
+            phrase, obj, conf, is_a = "is a", j + 1, 1.0, True
+        elif w[0] in _ASSOC and w[1] in ("to", "with"):
+            phrase, obj, conf, is_a = "affects", j + 2, LINKED_CONFIDENCE, False
+        elif w[0] == "dependent" and w[1] == "on":
+            phrase, obj, conf, is_a = "depends on", j + 2, 1.0, False
+        else:
+            return None
+        p = _Pred(i, _vg_start(toks, i), obj, phrase, conf=conf, is_a=is_a)
+        return p if _np_starts(toks, obj) else None
+    for slots, particle, phrase in _VERBS.get(low, ()):
+        j = i + 1
+        if j < n and _is_adverb(toks[j].low):  # "depends heavily on"
+            j += 1
+        passive = False
+        if PP in slots and (particle is None or phrase in ("writes to", "reads from")) and j < n \
+                and toks[j].low == "by":
+            passive, obj = True, j + 1
+        elif particle is not None:
+            if phrase in ("writes to", "reads from"):  # "writes access logs to disk": skip the data
+                k = j
+                while k < min(n, j + MAX_NP_WORDS + 1) and (toks[k].low in _DETERMINERS or _np_ok(toks[k])):
+                    k += 1
+                j = k if k < n and toks[k].low == particle else j
+            if not (j < n and toks[j].low == particle):
+                continue
+            obj = j + 1
+        else:
+            obj = i + 1
+        vg = _vg_start(toks, i)
+        aux = {toks[k].low for k in range(vg, i)}
+        if vg == i and i > 0 and toks[i - 1].low in _DETERMINERS and toks[i - 1].low != "that":
+            continue  # "the uses of", "a need": a noun
+        if not passive:
+            if slots == {ING} and not aux & _BE:
+                continue  # a bare gerund ("including", "using") is not a statement
+            if PP in slots and PAST not in slots and not aux & _HAVE:
+                continue  # "written" alone
+            if PP in slots and aux & _BE and phrase != "connects to":
+                continue  # agentless passive: "X is used to store Y" names no user
+            if phrase == "calls" and PAST in slots and not aux:
+                continue  # "a service called Foo" names, it does not call
+            if slots <= {BASE, PAST, PP} and vg > 0 and toks[vg - 1].low == "to":
+                continue  # infinitive: "needs to use"
+        if phrase == "results in" and vg == i and i > 0 and (toks[i - 1].low in _VERBS or toks[i - 1].low in
+                                                              _COMMON_VERBS or _is_ed(toks[i - 1].low)):
+            continue  # "returns results in JSON": a noun after a verb
+        if _np_starts(toks, obj):
+            k = obj
+            while k < n and toks[k].low in _DETERMINERS:
+                k += 1
+            if phrase == "results in" and (toks[k].special or (toks[k].text[:1].isupper() and k > 0)):
+                continue  # "caches results in Redis": a place, not an effect
+            conf = LINKED_CONFIDENCE if low.startswith("correlat") else 1.0
+            return _Pred(i, vg, obj, phrase, passive=passive, conf=conf)
+        if obj < n and toks[obj].low in _PRONOUNS:
+            return _Pred(i, vg, obj + 1, "")  # "depends on it": a verb (so no noun phrase) but no named end
+    return None
+
+
+def _chunks(toks: list[_Tok], blocked: list[bool]) -> list[_Chunk]:
+    """Noun-phrase chunks: determiners then up to five noun-phrase words; "X of Y" joined."""
+    n = len(toks)
+    ok = [not blocked[k] and _np_ok(toks[k]) for k in range(n)]
+    out: list[_Chunk] = []
+    i = 0
+    while i < n:
+        start, negated = i, False
+        while i + 1 < n and not blocked[i] and toks[i].low in _DETERMINERS and \
+                (ok[i + 1] or toks[i + 1].low in _DETERMINERS):
+            negated = negated or toks[i].low == "no"
+            i += 1
+        words: list[int] = []
+        while i < n and ok[i]:
+            words.append(i)
+            i += 1
+        if not words:
+            i = start + 1
+            continue
+        while len(words) > 1 and _VERSION.fullmatch(toks[words[0]].low):
+            words.pop(0)  # "3 replicas"
+        while words and toks[words[-1]].text.islower() and _is_ed(toks[words[-1]].low):
+            words.pop()  # a trailing participle is a verb, not the head
+        if words:
+            out.append(_Chunk(start, words[-1] + 1, words[-MAX_NP_WORDS:], negated))
+    merged: list[_Chunk] = []
+    for c in out:
+        prev = merged[-1] if merged else None
+        if prev and prev.end + 1 == c.start and toks[prev.end].low == "of" and not prev.of_split \
+                and len(prev.words) + len(c.words) <= MAX_NP_WORDS:
+            merged[-1] = _Chunk(prev.start, c.end, prev.words + c.words, prev.negated or c.negated, len(prev.words))
+        else:
+            merged.append(c)
+    return merged
+
+
+class OfflineExtractor:
+    """Rule-based extractor: entities from names and noun phrases, relations only where stated."""
+
+    name = "offline"
+
+    def __init__(self, ontology: Ontology | None = None) -> None:
+        """Use ``ontology`` (default: the built-in tables) to map relation phrases to types."""
+        self.ontology = ontology or Ontology()
+
+    def extract(self, doc: SourceDocument) -> Extraction:
+        """Entities and stated relations of ``doc.text``; supporting text is the exact sentence."""
+        text = doc.text or ""
+        # Words seen in lowercase tell a sentence-initial "Caches" (a common noun) from "Redis".
+        state = _DocState(self.ontology, {m.group() for m in _LOWER_WORD.finditer(text)})
+        for start, end in split_sentences(text):
+            if end - start <= MAX_SENTENCE:
+                state.sentence(text[start:end])
+            else:  # a run-on "sentence" is cut at whitespace, offsets kept exact
+                for s, e in chunk_spans(text[start:end], MAX_SENTENCE, 0):
+                    state.sentence(text[start + s:start + e])
+        return Extraction(tuple(state.entities), tuple(state.relations.values()))
+
+
+class _DocState:
+    """Entities and relations of one document, deduplicated as sentences are added."""
+
+    def __init__(self, ontology: Ontology, lower_words: set[str]) -> None:
+        self.ontology = ontology
+        self.lower_words = lower_words
+        self.entities: list[EntitySpec] = []
+        self.by_key: dict[str, str] = {}  # normalised name -> the entity's name as listed
+        self.relations: dict[tuple[str, str, str], RelationSpec] = {}
+
+    # -- entities ---------------------------------------------------------------------------
+
+    def _entity(self, name: str, etype: str, sentence: str) -> str | None:
+        name = name.strip(" \t\n.,;:!?'\"")
+        key = normalize_name(name)
+        if not any(c.isalnum() for c in key):
+            return None
+        if key not in self.by_key:  # the first mention keeps its sentence
+            self.by_key[key] = name
+            self.entities.append(EntitySpec(name=name, type=etype, supporting_text=sentence))
+        return self.by_key[key]
+
+    def _head_type(self, head: str) -> str:
+        head = _singular(head.lower())
+        if head in _ISSUE_HEADS:
+            return "issue"
+        if head in _HEAD_TYPES:
+            return _HEAD_TYPES[head]
+        return self.ontology.normalize_type(head) if head in self.ontology.type_synonyms else "concept"
+
+    def _common(self, low: str) -> bool:
+        sing = _singular(low)
+        # A regular plural or an abstract-noun suffix is a common noun; names rarely look so.
+        return sing != low or low.endswith(_NOUN_SUFFIXES) or any(
+            w in _COMMON_NOUNS or w in self.lower_words for w in (low, sing))
+
+    def _word(self, toks: list[_Tok], c: _Chunk, k: int) -> str:
+        t = toks[c.words[k]]
+        if t.kind in "qc":
+            return t.text[1:-1].strip()
+        if t.special:
+            return t.text
+        if not t.text[:1].isupper():
+            return t.low
+        if not t.initial:
+            return t.text  # a capital inside a sentence marks a name
+        nxt = toks[c.words[k + 1]] if k + 1 < len(c.words) else None
+        if nxt is not None and (nxt.text[:1].isupper() or nxt.special):
+            return t.text  # "Payment Gateway uses ..."
+        if len(c.words) == 1 and not self._common(t.low):
+            return t.text  # "Redis uses ..."
+        return t.low
+
+    def chunk_entity(self, toks: list[_Tok], c: _Chunk, sentence: str) -> str | None:
+        """Add the entity named by chunk ``c``; return its listed name."""
+        parts = [self._word(toks, c, k) for k in range(len(c.words))]
+        last = toks[c.words[-1]]
+        if len(parts) > 1 and not c.of_split and (last.special or parts[-1][:1].isupper()) \
+                and all(p in _HEAD_TYPES for p in parts[:-1]):
+            # "the class UserService" is UserService, and the noun says what kind it is
+            return self._entity(parts[-1], "component" if last.code else self._head_type(parts[-2]), sentence)
+        h = (c.of_split or len(parts)) - 1
+        head = toks[c.words[h]]
+        if head.kind == "w" and parts[h] == head.low:
+            parts[h] = _singular(parts[h])
+        elif head.kind == "w" and _PLURAL_ACRONYM.fullmatch(parts[h]):
+            parts[h] = parts[h][:-1]  # "APIs" -> "API"
+        etype = "component" if head.kind == "c" or head.code else self._head_type((parts[h].split() or [""])[-1])
+        if c.of_split:
+            parts.insert(c.of_split, "of")
+        return self._entity(" ".join(p for p in parts if p), etype, sentence)
+
+    def _names(self, toks: list[_Tok], sentence: str) -> None:
+        """Proper nouns, acronyms, names with digits, quoted terms and code identifiers."""
+        n, i = len(toks), 0
+
+        def capital(t: _Tok) -> bool:
+            return t.kind == "w" and t.text[0].isupper() and t.low not in _STOPLIKE and t.text not in _ALLCAPS_WORDS
+
+        while i < n:
+            t = toks[i]
+            if t.kind == "q":
+                words = t.text[1:-1].strip(" .,;:!?").split()
+                if words:
+                    self._entity(" ".join(words), self._head_type(words[-1]), sentence)
+            elif t.kind == "c":
+                self._entity(t.text[1:-1], "component", sentence)
+            elif capital(t):
+                j = i + 1
+                while j < n and (capital(toks[j]) or (toks[j].kind == "w" and _VERSION.fullmatch(toks[j].low))):
+                    j += 1
+                run = toks[i:j]
+                if run[0].initial and len(run) > 1 and not run[0].special and \
+                        (run[0].low in _VERBS or _is_ed(run[0].low) or run[0].low.endswith("ing")):
+                    run = run[1:]  # "Using Redis": the verb is not part of the name
+                # A lone capitalised first word is a sentence start, not evidence of a name.
+                if len(run) > 1 or run[0].special or not run[0].initial:
+                    words = [r.text for r in run]
+                    if _PLURAL_ACRONYM.fullmatch(words[-1]):
+                        words[-1] = words[-1][:-1]
+                    self._entity(" ".join(words), "component" if run[-1].code else self._head_type(words[-1]),
+                                 sentence)
+                i = j
+                continue
+            elif t.special:
+                self._entity(t.text, "component" if t.code else "concept", sentence)
+            i += 1
+
+    # -- relations --------------------------------------------------------------------------
+
+    def _relate(self, src: str, typ: str, dst: str, conf: float, sentence: str) -> None:
+        key = (normalize_name(src), typ, normalize_name(dst))
+        old = self.relations.get(key)
+        if key[0] != key[2] and (old is None or conf > old.confidence):
+            self.relations[key] = RelationSpec(src, dst, typ, conf, sentence)
+
+    def sentence(self, sentence: str) -> None:
+        """Extract from one sentence (its exact text is the supporting text of everything found)."""
+        toks = _tokens(sentence)
+        if not toks:
+            return
+        self._names(toks, sentence)
+        n = len(toks)
+        preds: list[_Pred] = []
+        i = 0
+        while i < n:
+            p = _match(toks, i)
+            preds += [p] if p else []
+            i = p.obj_start if p else i + 1
+        blocked = [False] * n
+        for p in preds:
+            blocked[p.vg_start:p.obj_start] = [True] * (p.obj_start - p.vg_start)
+        chunks = _chunks(toks, blocked)
+        by_start = {c.start: c for c in chunks}
+        by_end = {c.end: c for c in chunks}
+        vg_starts = {p.vg_start for p in preds}
+        # Subjects of any verb are entities too ("objects are not released").
+        for c in chunks:
+            nt = toks[c.end].low if c.end < n else ""
+            if nt in _AUX or nt in _COMMON_VERBS or _is_ed(nt) or c.end in vg_starts:
+                self.chunk_entity(toks, c, sentence)
+        if sentence.rstrip("\"')]” ").endswith("?") or toks[0].low in ("does", "do", "did"):
+            return  # a question states nothing
+        in_cond = [False] * n
+        k = 0
+        while k < n:
+            if toks[k].low in _CONDITIONAL:
+                while k < n and toks[k].low not in _COND_END:
+                    in_cond[k] = True
+                    k += 1
+            k += 1
+        capped = any(in_cond) or toks[0].low in _HEDGE_START
+        lower = 0
+        prev: tuple[list[_Chunk], list[_Chunk]] | None = None
+        for p in preds:
+            if not p.phrase:
+                lower = max(lower, p.obj_start)
+                continue
+            subjects, relative, s_or = self._subjects(toks, by_end, p, lower)
+            objects, o_or = self._objects(toks, by_start, p.obj_start, vg_starts)
+            if not subjects and prev and p.vg_start > 0 and toks[p.vg_start - 1].low == "and" \
+                    and prev[1][-1].end in (p.vg_start - 1, p.vg_start - 2):
+                subjects, relative = prev[0], True  # "A reads from B and writes to C": shared subject
+            if not subjects and p.due and objects and objects[-1].end < n and toks[objects[-1].end].low == ",":
+                front = by_start.get(objects[-1].end + 1)  # "Due to A, B crashes."
+                subjects = [front] if front else []
+            region = lower
+            lower = max(lower, objects[-1].end if objects else p.obj_start)
+            if not subjects or not objects or in_cond[p.head]:
+                continue
+            # The phrases on both sides are entities even when the relation is negated.
+            names = {id(c): self.chunk_entity(toks, c, sentence) for c in subjects + objects}
+            if p.is_a and (any(o.of_split for o in objects) or
+                           _singular(toks[subjects[-1].words[-1]].low) in _RELATIONAL_HEADS):
+                continue  # "X is a cause of Y", "the root cause was Z": not kind-of statements
+            prev = (subjects, objects)
+            scope = list(range(p.vg_start, p.obj_start))  # the verb group, plus the clause opening
+            b = subjects[0].start - 1
+            while not relative and b >= region and toks[b].low not in _SCOPE_BOUNDARY:
+                scope.append(b)  # "It is not true that A causes B"
+                b -= 1
+            lows = [toks[x].low for x in scope]
+            norm = self.ontology.normalize_relation(p.phrase)
+            if any(_is_neg(w) for w in lows) or not norm.type:
+                continue
+            conf = p.conf
+            if capped or s_or or o_or or any(w in _HEDGE for w in lows):
+                conf = min(conf, HEDGED_CONFIDENCE)
+            for s in subjects:
+                for o in objects:
+                    a, b_ = names[id(s)], names[id(o)]
+                    if s.negated or o.negated or a is None or b_ is None:
+                        continue  # "no service uses X"
+                    src, dst = (b_, a) if p.passive != norm.swapped else (a, b_)
+                    self._relate(src, norm.type, dst, conf, sentence)
+
+    @staticmethod
+    def _subjects(toks: list[_Tok], by_end: dict[int, _Chunk], p: _Pred,
+                  lower: int) -> tuple[list[_Chunk], bool, bool]:
+        """Subject chunks ending at the predicate ("A, B and C use"), relative flag, "or" flag."""
+        end, relative = p.vg_start, False
+        if end > 0 and toks[end - 1].low in _REL_PRONOUNS and by_end.get(end) is None:
+            end -= 1 + (end > 1 and toks[end - 2].low == ",")
+            relative = True  # "B, which causes C": the antecedent is the subject
+        first = by_end.get(end)
+        if first is None or (first.start < lower and not relative):
+            return [], relative, False
+        for _ in range(2):  # "a memory leak in the parser led to": the subject is the leak
+            pp = not relative and first.start > 0 and toks[first.start - 1].low in _PP_PREPS
+            head = by_end.get(first.start - 1) if pp else None
+            if head is None or head.start < lower:
+                break
+            first = head
+        items, saw_conj, saw_or = [first], False, False
+        while True:
+            s = items[0].start
+            if s >= 2 and toks[s - 1].low in ("and", "or"):
+                j = s - 1 - (toks[s - 2].low == ",")
+                saw_conj, saw_or = True, saw_or or toks[s - 1].low == "or"
+            elif s >= 2 and toks[s - 1].low == "," and saw_conj:
+                j = s - 1
+            else:
+                break
+            before = by_end.get(j)
+            if before is None or before.start < lower:
+                break
+            if toks[s - 1].low == "," and before.start > lower and toks[before.start - 1].low not in _LIST_SEP:
+                break  # "In production, A and B use C": "production" is not in the list
+            items.insert(0, before)
+        return items, relative, saw_or
+
+    @staticmethod
+    def _objects(toks: list[_Tok], by_start: dict[int, _Chunk], start: int,
+                 vg_starts: set[int]) -> tuple[list[_Chunk], bool]:
+        """Object chunks from ``start`` ("uses B, C and D"), and whether they were "or" alternatives."""
+        first = by_start.get(start)
+        if first is None:
+            return [], False
+        n = len(toks)
+        items, saw_conj, saw_or = [first], False, False
+        while True:
+            j, conj = items[-1].end, ""
+            while j < n and toks[j].low in _LIST_SEP:
+                conj = toks[j].low if toks[j].low != "," else conj
+                j += 1
+            nxt = by_start.get(j) if j > items[-1].end else None
+            if nxt is None or nxt.end in vg_starts or (nxt.end < n and toks[nxt.end].low in _AUX):
+                break  # "A uses B and C calls D": C starts a new clause
+            items.append(nxt)
+            saw_conj, saw_or = saw_conj or bool(conj), saw_or or conj == "or"
+        if not saw_conj:  # no "and": adjectives ("a fast, reliable store") or an apposition
+            adjectives = items[-1].start == items[-1].words[0] and all(
+                len(c.words) == 1 and toks[c.words[0]].text.islower() for c in items[:-1])
+            items = items[-1:] if adjectives else items[:1]
+        return items, saw_or
