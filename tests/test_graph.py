@@ -190,3 +190,18 @@ def test_reingest_extraction_types_differs_is_reported(kb, quickstart):
     r = kb.ingest_with_content("d2", "t", "s", "memory leak again",
                                [{"name": "memory leak", "type": "concept"}], [])
     assert any("differs from the stored type 'issue'" in w for w in r["warnings"])
+
+
+def test_mentions_every_occurrence_whole_words_plural_longest_first(kb):
+    text = ("Memory leaks crash the system. A memory leak is not memorylessness. "
+            "The memory pool holds memory. MEMORY LEAK again.")
+    kb.ingest_with_content("d", "t", "s", text, [{"name": "memory leak"}, {"name": "memory"}], [])
+    leak = kb.graph.find("memory leak").id
+    mem = kb.graph.find("memory").id
+    found = kb.store.mentions_of([leak, mem])
+    leak_spans = sorted(text[m.start:m.end] for m in found[leak])
+    assert leak_spans == ["MEMORY LEAK", "Memory leaks", "memory leak"]
+    # "memory" alone: only where no longer name claimed it, never inside "memorylessness"
+    mem_spans = sorted((m.start, text[m.start:m.end]) for m in found[mem])
+    assert [s for _, s in mem_spans] == ["memory", "memory"]
+    assert all(m.chunk_id == "d:v1:c0" for ms in found.values() for m in ms)

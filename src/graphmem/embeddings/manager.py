@@ -41,6 +41,7 @@ class EmbeddingManager:
         self._loaded = False
         self._lock = threading.Lock()
         self._indexes: dict[str, VectorIndex] = {}
+        self._prefetched: dict[str, np.ndarray] = {}  # text hash -> vector, for the next writes
         self.note: str | None = None if parsed else "embeddings are off (embeddings.model = none); " \
                                                     "searching with BM25 + graph"
 
@@ -88,6 +89,24 @@ class EmbeddingManager:
             return None
         return emb.encode([text])[0]
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Encode texts ahead of the writes that will store them: one batched model call for a
+        whole ingest batch (outside its transaction) instead of one small call per document."""
+        if self.model_id is None or not texts:
+            return
+        emb = self.embedder
+        if emb is None:
+            return
+        todo = {content_hash(t): t for t in texts}
+        todo = {h: t for h, t in todo.items() if h not in self._prefetched}
+        if todo:
+            vecs = emb.encode(list(todo.values()))
+            self._prefetched.update(zip(todo, vecs))
+
+    def clear_prefetched(self) -> None:
+        """Forget prefetched vectors (after the batch that used them)."""
+        self._prefetched.clear()
+
     def embed_items(self, item_kind: str, items: Sequence[tuple[str, str]]) -> int:
         """Embed and store ``(item_id, text)`` pairs not yet embedded with this text.
 
@@ -105,7 +124,9 @@ class EmbeddingManager:
         todo = [(i, t) for i, t in items if have.get(i) != hashes[i]]
         if not todo:
             return 0
-        vecs = emb.encode([t for _, t in todo]).astype(np.float16)
+        missing = [t for i, t in todo if hashes[i] not in self._prefetched]
+        fresh = dict(zip((content_hash(t) for t in missing), emb.encode(missing))) if missing else {}
+        vecs = np.stack([self._prefetched.get(hashes[i], fresh.get(hashes[i])) for i, _ in todo]).astype(np.float16)
         store.upsert_vectors(item_kind, emb.model_id, emb.dim,  # type: ignore[attr-defined]
                              [(i, hashes[i], v.tobytes()) for (i, _), v in zip(todo, vecs)])
         if self.stored_model() is None:

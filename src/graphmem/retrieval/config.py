@@ -14,16 +14,18 @@ __all__ = ["SearchConfig", "PRESETS", "resolve_config"]
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """Every knob of the search pipeline (see docs/benchmarks.md for how defaults were chosen)."""
+    """Every knob of the search pipeline. The defaults are the best configuration found by
+    bench/multihop.py on MuSiQue (see docs/benchmarks.md)."""
 
     # seeds
     use_lexical: bool = True
     use_dense: bool = True
     use_entities: bool = True
-    seed_k_lexical: int = 20
-    seed_k_dense: int = 20
+    pool_k: int = 20                   # lexical and dense candidates each, before the rerank
+    seed_k_lexical: int = 5
+    seed_k_dense: int = 5
     seed_k_entities: int = 8
-    entity_dense_min: float = 0.55     # query-to-entity cosine needed to link an entity densely
+    entity_dense_min: float = 0.65     # query-to-entity cosine needed to link an entity densely
     dense_seed_min: float = 0.0        # a passage needs a positive cosine to be a dense seed
     fusion: str = "rrf"                # "rrf" | "weighted"
     rrf_k: float = 60.0
@@ -31,13 +33,16 @@ class SearchConfig:
     # expansion
     strategy: str = "ppr"              # "ppr" | "bfs" | "none"
     ppr_restart: float = 0.5           # probability of jumping back to the seeds at each step
-    ppr_eps: float = 1e-4
+    ppr_eps: float = 1e-3
     ppr_max_nodes: int = 5000
     passage_seed_weight: float = 1.0   # share of the restart mass on seed passages vs entities
     entity_seed_weight: float = 1.0
     mention_weight: float = 1.0        # entity <-> passage edge weight (relations use confidence)
-    mention_idf_power: float = 0.0     # passage -> entity weight / (passages mentioning it)^power
-    relation_weight: float = 1.0       # multiplier of relation confidences in the walk
+    mention_idf_power: float = 0.5     # passage -> entity weight / (passages mentioning it)^power
+    relation_weight: float = 0.3       # multiplier of relation confidences in the walk
+    lead_chars: int = 120              # a mention this close to a document's start is its topic
+    lead_mention_weight: float = 20.0  # entity -> passage weight multiplier for topic mentions
+    graph_walk_only: bool = False      # graph part = PPR mass minus the seed's own restart mass
     max_mentions_per_entity: int = 200
     min_confidence: float = 0.6
     bfs_depth: int = 2

@@ -91,7 +91,6 @@ class _Graph:
     def __init__(self, kb: KnowledgeBase, cfg: SearchConfig) -> None:
         self.store = kb.store
         self.cfg = cfg
-        self.edges: dict[tuple[str, str, str], float] = {}  # relation edges seen (src, type, dst)
 
     def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
         out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
@@ -108,16 +107,17 @@ class _Graph:
                 out[("c", cid)] = [(("n", e), w / (max(counts.get(e, 1), 1) ** power) if power else w)
                                    for e in eids]
         if ents:
-            for e in self.store.edges_of(ents, self.cfg.min_confidence):
-                self.edges[(e.source, e.type, e.target)] = e.confidence
-                rw = e.confidence * self.cfg.relation_weight
-                if ("n", e.source) in out:
-                    out[("n", e.source)].append((("n", e.target), rw))
-                if ("n", e.target) in out:
-                    out[("n", e.target)].append((("n", e.source), rw))
-            for eid in ents:
-                for cid in self.store.entity_chunks(eid, self.cfg.max_mentions_per_entity):  # type: ignore[attr-defined]
-                    out[("n", eid)].append((("c", cid), w))
+            for src, _type, dst, conf in self.store.adjacency(ents, self.cfg.min_confidence):  # type: ignore[attr-defined]
+                rw = conf * self.cfg.relation_weight
+                if ("n", src) in out:
+                    out[("n", src)].append((("n", dst), rw))
+                if ("n", dst) in out:
+                    out[("n", dst)].append((("n", src), rw))
+            by_entity = self.store.entities_chunks(ents, self.cfg.max_mentions_per_entity)  # type: ignore[attr-defined]
+            lead, boost = self.cfg.lead_chars, self.cfg.lead_mention_weight
+            for eid, cids in by_entity.items():
+                # A passage that names the entity in its title or lead is about it.
+                out[("n", eid)].extend((("c", cid), w * boost if first < lead else w) for cid, first in cids)
         return out
 
 
@@ -147,17 +147,31 @@ def _bfs_scores(seeds: Mapping[GNode, float], graph: _Graph, cfg: SearchConfig
     return score, parent
 
 
-def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: SearchConfig) -> dict[str, float]:
+def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: SearchConfig,
+                  near_chunks: Sequence[str]) -> dict[str, float]:
+    """Entities the query names (exact, whole-name matches) plus, when there is a query vector,
+    entities close to it in embedding space among those mentioned by the seed passages (a local
+    search: its cost follows the seeds, not the number of entities)."""
     seeds: dict[str, float] = {}
     for nid in find_seed_entities(kb, query, cfg.seed_k_entities, strict=True):
         seeds[nid] = 1.0
-    if qvec is not None:
+    if qvec is not None and near_chunks:
         index = kb.vector_index(ENTITY)
         if index is not None:
-            for nid, sim in index.search(qvec, cfg.seed_k_entities):
+            near = {e for es in kb.store.chunk_entities(near_chunks).values() for e in es}  # type: ignore[attr-defined]
+            sims = sorted(index.similarity(qvec, sorted(near)).items(), key=lambda t: -t[1])
+            for nid, sim in sims[: cfg.seed_k_entities]:
                 if sim >= cfg.entity_dense_min:
                     seeds[nid] = max(seeds.get(nid, 0.0), sim)
     return seeds
+
+
+def _ancestors(node: GNode, parent: Mapping[GNode, GNode]) -> list[GNode]:
+    chain = []
+    while node in parent and len(chain) < 8:
+        node = parent[node]
+        chain.append(node)
+    return chain
 
 
 def _path(node: GNode, parent: Mapping[GNode, GNode], names: Mapping[GNode, str]) -> list[str]:
@@ -205,19 +219,22 @@ def search(
     if qvec is None and cfg.use_dense and kb.embedder_note:
         notes.append(kb.embedder_note)
     want = max(k * (5 if "document" in kinds else 1), cfg.max_candidates)
+    # Candidate pools are deep (pool_k); only their heads seed the graph walk (seed_k_*).
+    pool = max(cfg.pool_k, want if cfg.strategy == "none" else 0)
     lex: dict[str, float] = {}
     if cfg.use_lexical:
-        lex = {h.chunk.chunk_id: h.score for h in store.search_chunks(query, cfg.seed_k_lexical)}
+        lex = {h.chunk.chunk_id: h.score for h in store.search_chunks(query, max(pool, cfg.seed_k_lexical))}
     dense: dict[str, float] = {}
     chunk_index = kb.vector_index("chunk") if qvec is not None and cfg.use_dense else None
     if chunk_index is not None:
-        dense = {c: v for c, v in chunk_index.search(qvec, cfg.seed_k_dense) if v > cfg.dense_seed_min}
+        dense = {c: v for c, v in chunk_index.search(qvec, max(pool, cfg.seed_k_dense)) if v > cfg.dense_seed_min}
+    rankings = [sorted(m, key=lambda c, m=m: -m[c]) for m in (lex, dense)]
     if cfg.fusion == "rrf":
-        rankings = [sorted(m, key=lambda c, m=m: -m[c]) for m in (lex, dense)]
         fused = rrf(rankings, cfg.rrf_k, cfg.fusion_weights)
     else:
         fused = weighted_sum([lex, dense], cfg.fusion_weights)
-    ent_seeds = _entity_seeds(kb, query, qvec, cfg) if cfg.use_entities else {}
+    seed_ids = set(rankings[0][: cfg.seed_k_lexical]) | set(rankings[1][: cfg.seed_k_dense])
+    ent_seeds = _entity_seeds(kb, query, qvec, cfg, sorted(seed_ids)) if cfg.use_entities else {}
     timings["seeds"] = (time.perf_counter() - t0) * 1000
 
     # 2. expand -----------------------------------------------------------------------------
@@ -225,10 +242,11 @@ def search(
     graph_score: dict[GNode, float] = {}
     parent: dict[GNode, GNode] = {}
     seeds: dict[GNode, float] = {}
-    if fused:
-        top = max(fused.values())
-        total = sum(fused.values())
-        for cid, v in fused.items():
+    if seed_ids:
+        top = max(fused[c] for c in seed_ids)
+        total = sum(fused[c] for c in seed_ids)
+        for cid in seed_ids:
+            v = fused[cid]
             seeds[("c", cid)] = cfg.passage_seed_weight * v / total if cfg.strategy == "ppr" else v / top
     if ent_seeds:
         counts = store.entity_chunk_counts(ent_seeds)  # type: ignore[attr-defined]
@@ -242,6 +260,12 @@ def search(
         res = personalized_pagerank(seeds, graph, alpha=cfg.ppr_restart, eps=cfg.ppr_eps,
                                     max_nodes=cfg.ppr_max_nodes)
         graph_score, parent = res.scores, res.parent
+        if cfg.graph_walk_only:
+            # A seed's own restart mass says "it was a seed", which lexical/dense already say;
+            # the mass that arrived by walking is what the graph adds.
+            total_p = sum(seeds.values())
+            graph_score = {n: max(v - cfg.ppr_restart * seeds.get(n, 0.0) / total_p, 0.0)
+                           for n, v in graph_score.items()}
     elif cfg.strategy == "bfs" and seeds:
         graph_score, parent = _bfs_scores(seeds, graph, cfg)
     timings["expand"] = (time.perf_counter() - t0) * 1000 - timings["seeds"]
@@ -256,10 +280,14 @@ def search(
     chunk_cands = [c for c in chunk_cands if c in info and info[c][3]]  # latest versions only
     for c in chunk_cands:
         names[("c", c)] = f"{info[c][2]} [{c}]"
-    ent_nodes = [n[1] for n in graph_score if n[0] == "n"] + list(ent_seeds)
-    ent_map = store.get_nodes(ent_nodes)
-    for nid, node in ent_map.items():
-        names[("n", nid)] = node.name
+    # Names only for what a result can show: paths of the best candidates and entity hits.
+    top_graph = sorted((n for n in graph_score if n[0] == "n"), key=lambda n: -graph_score[n])[:want]
+    on_paths = {p for c in chunk_cands[:want] for p in _ancestors(("c", c), parent) if p[0] == "n"}
+    ent_ids_needed = {n[1] for n in on_paths} | set(ent_seeds) | (
+        {n[1] for n in top_graph} if "entity" in kinds else set())
+    ent_map = store.get_nodes(ent_ids_needed) if "entity" in kinds else {}
+    for nid, name in store.node_names(ent_ids_needed).items():  # type: ignore[attr-defined]
+        names[("n", nid)] = name
 
     def combine(ids: list[str], dense_s: Mapping[str, float], lex_s: Mapping[str, float],
                 graph_s: Mapping[str, float], relevance: Mapping[str, float]) -> list[tuple[str, float, dict]]:
@@ -296,8 +324,7 @@ def search(
                               "end": ch.end, "text": ch.text, "title": title}],
                             _path(("c", cid), parent, names)))
     if "entity" in kinds:
-        ent_ids = list(dict.fromkeys(list(ent_seeds) + [
-            n[1] for n in sorted((n for n in graph_score if n[0] == "n"), key=lambda n: -graph_score[n])[:want]]))
+        ent_ids = list(dict.fromkeys(list(ent_seeds) + [n[1] for n in top_graph]))
         ent_ids = [e for e in ent_ids if e in ent_map and ent_map[e].kind == ENTITY and not ent_map[e].archived]
         eindex = kb.vector_index(ENTITY) if qvec is not None else None
         edense = {e: max(s, 0.0) for e, s in (eindex.similarity(qvec, ent_ids) if eindex else {}).items()}
@@ -329,7 +356,7 @@ def search(
     timings["rerank"] = (time.perf_counter() - t0) * 1000 - timings["seeds"] - timings["expand"]
 
     # 4. evidence ---------------------------------------------------------------------------
-    subgraph = _subgraph(kb, hits, graph, ent_map)
+    subgraph = _subgraph(kb, hits, graph)
     result = SearchResult(query, hits, subgraph, notes, timings_ms=timings)
     if as_context:
         result.context = build_context(hits, subgraph, token_budget)
@@ -345,7 +372,7 @@ def _interleave(hits: list[Hit], kinds: Sequence[str], k: int) -> list[Hit]:
     return out
 
 
-def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph, ent_map: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph) -> list[dict[str, Any]]:
     """Relations among the entities of the hits (mentioned in hit chunks, or hit entities)."""
     ents: set[str] = {h.id for h in hits if h.kind == "entity"}
     chunk_ids = [h.chunk_id for h in hits if h.kind in ("chunk", "document") and h.chunk_id]
@@ -354,9 +381,9 @@ def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph, ent_map: Mappin
     if not ents:
         return []
     edges = kb.store.edges_among(sorted(ents), graph.cfg.min_confidence)[:50]
-    nodes = kb.store.get_nodes({e.source for e in edges} | {e.target for e in edges})
+    names = kb.store.node_names({e.source for e in edges} | {e.target for e in edges})  # type: ignore[attr-defined]
     return [{"src": e.source, "dst": e.target, "type": e.type, "weight": e.confidence,
-             "src_name": nodes[e.source].name, "dst_name": nodes[e.target].name} for e in edges]
+             "src_name": names[e.source], "dst_name": names[e.target]} for e in edges]
 
 
 def estimate_tokens(text: str) -> int:

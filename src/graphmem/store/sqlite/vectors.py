@@ -60,12 +60,15 @@ class VectorSqlMixin:
         ids = list(dict.fromkeys(item_ids))
         out: dict[str, str] = {}
         for part in _parts(ids):
+            # Filter on the model in Python: with it in SQL the planner prefers the (model, kind)
+            # index and scans every vector of the model instead of the (kind, id) lookups.
             for r in self._rows(
-                f"SELECT item_id, text_hash FROM vectors WHERE item_kind = ? AND model = ? AND item_id IN"
+                f"SELECT item_id, text_hash, model FROM vectors WHERE item_kind = ? AND item_id IN"
                 f" ({','.join('?' * len(part))})",
-                [item_kind, model, *part],
+                [item_kind, *part],
             ):
-                out[r[0]] = r[1]
+                if r[2] == model:
+                    out[r[0]] = r[1]
         return out
 
     def load_vectors(self, item_kind: str, model: str, after_id: int = 0
@@ -83,11 +86,12 @@ class VectorSqlMixin:
         out: dict[str, bytes] = {}
         for part in _parts(ids):
             for r in self._rows(
-                f"SELECT item_id, vec FROM vectors WHERE item_kind = ? AND model = ? AND item_id IN"
+                f"SELECT item_id, vec, model FROM vectors WHERE item_kind = ? AND item_id IN"
                 f" ({','.join('?' * len(part))})",
-                [item_kind, model, *part],
+                [item_kind, *part],
             ):
-                out[r[0]] = r[1]
+                if r[2] == model:
+                    out[r[0]] = r[1]
         return out
 
     def vector_state(self) -> tuple[int, int]:
@@ -152,6 +156,49 @@ class VectorSqlMixin:
                 f" ({','.join('?' * len(part))}) GROUP BY node_id",
                 part,
             ):
+                out[r[0]] = r[1]
+        return out
+
+    def adjacency(self, node_ids: Iterable[str], min_confidence: float = 0.0) -> list[tuple[str, str, str, float]]:
+        """``(source, type, target, confidence)`` of the edges touching the nodes (no JSON decoding:
+        this is the graph walk's hot path)."""
+        ids = list(dict.fromkeys(node_ids))
+        out: list[tuple[str, str, str, float]] = []
+        for part in _parts(ids, _MAX_VARS // 2):
+            marks = ",".join("?" * len(part))
+            out += [(r[0], r[1], r[2], r[3]) for r in self._rows(
+                f"SELECT source, type, target, confidence FROM edges WHERE source IN ({marks}) AND confidence >= ?"
+                f" UNION SELECT source, type, target, confidence FROM edges WHERE target IN ({marks})"
+                " AND confidence >= ?",
+                [*part, min_confidence, *part, min_confidence],
+            )]
+        return out
+
+    def entities_chunks(self, node_ids: Iterable[str], limit_per_node: int) -> dict[str, list[tuple[str, int]]]:
+        """Distinct chunks of latest document versions mentioning each entity, newest first, at
+        most ``limit_per_node`` each, with the entity's first offset in the document (one query
+        for the whole batch)."""
+        ids = list(dict.fromkeys(node_ids))
+        out: dict[str, list[tuple[str, int]]] = {}
+        for part in _parts(ids):
+            rows = self._rows(
+                "SELECT node_id, chunk_id, first FROM (SELECT m.node_id, m.chunk_id, min(m.start) AS first,"
+                " ROW_NUMBER() OVER (PARTITION BY m.node_id ORDER BY max(m.id) DESC) AS rn FROM mentions m"
+                " JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.is_latest = 1"
+                f" WHERE m.node_id IN ({','.join('?' * len(part))}) GROUP BY m.node_id, m.chunk_id)"
+                " WHERE rn <= ?",
+                [*part, limit_per_node],
+            )
+            for r in rows:
+                out.setdefault(r[0], []).append((r[1], r[2]))
+        return out
+
+    def node_names(self, node_ids: Iterable[str]) -> dict[str, str]:
+        """Display name per node id (no aliases, no JSON): for paths and subgraphs."""
+        ids = list(dict.fromkeys(node_ids))
+        out: dict[str, str] = {}
+        for part in _parts(ids):
+            for r in self._rows(f"SELECT id, name FROM nodes WHERE id IN ({','.join('?' * len(part))})", part):
                 out[r[0]] = r[1]
         return out
 
