@@ -31,6 +31,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "min_confidence": 0.6,
         "max_depth": 2,
         "max_nodes": 50,
+        "max_edges": 200,
         "max_seeds": 10,
         "max_evidence_per_item": 3,
         "max_evidence_chunks": 20,
@@ -60,8 +61,25 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "device": "",
         "base_url": "",
         "batch_size": 128,
+        # above this many vectors of a kind, search uses an HNSW index (extra 'ann': usearch);
+        # -1 keeps exact search always
+        "ann_threshold": 200_000,
     },
     "search": {"preset": "default"},
+    "wiki": {
+        "auto_pages": True,  # summary + entity pages from every ingest
+        "regenerate": "ingest",  # ingest: with each ingest | deferred: before the next wiki use, at close
+        "entity_min_documents": 2,  # an entity gets a page once it has a relation or this many documents
+        "max_relations": 15,  # per entity page (strongest first)
+        "max_documents": 10,  # per entity page (first naming it first)
+        "max_claims": 50,  # per summary page
+        "max_entities": 100,  # per summary page
+        "max_backlinks": 10,  # "See also" summary pages per entity page
+        "index_inline_max": 50,  # index.md lists a category's pages inline up to this many, else its shards
+        "autosync_interval": 2.0,  # seconds between full re-scans before search (0: every time)
+        "bulk_flush_docs": 5000,  # bulk ingest regenerates generated pages every N documents and at the end
+        "stub_category": "topic",
+    },
     "llm": {
         "base_url": "",
         "model": "",
@@ -109,6 +127,9 @@ model = "model2vec:minishlab/potion-retrieval-32M"
 
 [search]
 preset = "default"      # default | bm25 | dense | rrf | hybrid | bfs | ppr
+
+[wiki]
+auto_pages = true       # write a summary page per document and a page per entity on every ingest
 
 [llm]                   # any OpenAI-compatible chat-completions server; key from OPENAI_API_KEY
 base_url = ""           # e.g. "http://localhost:11434/v1" (Ollama); default GRAPHMEM_OPENAI_BASE_URL
@@ -169,6 +190,8 @@ class Config:
         for key in ("max_depth", "max_nodes", "max_seeds"):
             if g[key] < 0:
                 raise InvalidInput(f"config key 'graph.{key}' must not be negative")
+        if data["wiki"]["regenerate"] not in ("ingest", "deferred"):
+            raise InvalidInput("config key 'wiki.regenerate' must be 'ingest' or 'deferred'")
         o = data["ontology"]
         try:
             self.ontology = Ontology(

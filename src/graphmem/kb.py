@@ -15,6 +15,7 @@ from .errors import BackendError, InvalidInput
 from .extraction import Extraction, parse_extraction
 from .embeddings.manager import EmbeddingManager
 from .faces import Documents, Events, Graph
+from .faces.wiki import Wiki
 from .ingest.core import IngestResult, ingest_document
 from .ingest.pipeline import IngestSummary, ingest_paths
 from .retrieval.config import SearchConfig
@@ -39,7 +40,7 @@ def _utc_now() -> datetime:
 class KnowledgeBase:
     """A knowledge base folder: ``graph.db``, ``wiki/`` and ``config.toml``.
 
-    Use :func:`graphmem.open` to get one. Faces: ``documents``, ``graph``, ``events``.
+    Use :func:`graphmem.open` to get one. Faces: ``documents``, ``graph``, ``events``, ``wiki``.
     The seed's methods (``ingest_with_content``, ``add_node``, ``add_edge``, ``query``,
     ``query_with_evidence``) are available directly on the knowledge base.
     """
@@ -54,12 +55,15 @@ class KnowledgeBase:
         self.documents = Documents(self)
         self.graph = Graph(self)
         self.events = Events(self)
+        self.wiki = Wiki(self)
         self.notes: list[str] = []
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the store. The knowledge base is unusable afterwards."""
+        """Close the store (after regenerating wiki pages still pending). The knowledge base is
+        unusable afterwards."""
+        self.wiki.close()
         self.store.close()
 
     def __enter__(self) -> KnowledgeBase:
@@ -198,7 +202,7 @@ class KnowledgeBase:
         out["backend"] = self.store.backend
         out["migrations"] = self.store.applied_migrations()
         out["embedding_model"] = self.embeddings.stored_model()
-        out["vectors"] = self.store.vector_models()  # type: ignore[attr-defined]
+        out["vectors"] = self.store.vector_models()
         return out
 
 

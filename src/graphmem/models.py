@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "Document",
@@ -198,10 +198,16 @@ class Page(_Plain):
     id: int | None = None
 
 
-@dataclass(frozen=True)
-class PageLink(_Plain):
-    """A ``[[target]]`` or ``[[target|label]]`` wikilink on line ``line`` (1-based) of a page."""
+class PageLink(NamedTuple):
+    """A ``[[target]]`` or ``[[target|label]]`` wikilink on line ``line`` (1-based) of a page.
+
+    A tuple rather than a dataclass: pages are parsed on every write, links by the dozen.
+    """
 
     target: str
     line: int
     label: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data."""
+        return {"target": self.target, "line": self.line, "label": self.label}

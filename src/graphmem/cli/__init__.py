@@ -437,6 +437,21 @@ def events(ctx: click.Context, after: int, types: tuple[str, ...], limit: int, a
     _emit([e.to_dict() for e in kb.events.list(after, list(types) or None, None, limit)], as_json, render.events)
 
 
+from .wiki import wiki as _wiki_group  # noqa: E402 - the group uses the helpers above
+
+cli.add_command(_wiki_group)
+
+
+def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
+          line: str | None = None) -> None:
+    # Library notes (e.g. "no embedding model available") are one line for a person, not a
+    # Python warning with a file name and a source line.
+    click.echo(f"note: {message}", err=True)
+
+
 def main() -> None:
     """Console-script entry point."""
+    import warnings
+
+    warnings.showwarning = _note
     cli(obj={}, prog_name="graphmem")

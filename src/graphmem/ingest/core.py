@@ -192,6 +192,9 @@ def ingest_document(
         result.vectors_added = kb.embeddings.embed_items("chunk", [(c.chunk_id, c.text) for c in chunks])
         if writer.new_nodes and kb.config["embeddings"]["embed_entities"]:
             result.vectors_added += kb.embeddings.embed_items("entity", writer.new_nodes)
+        # The document's summary page and its entities' pages (kb.wiki; per batch in bulk ingest); before the
+        # document event, so that the document's event closes its ingest in the log.
+        kb.wiki.after_ingest(doc_id, list(dict.fromkeys(writer.local.values())), result.warnings)
         store.append_event(
             "document.added" if version == 1 else "document.versioned",
             doc_id,
@@ -314,22 +317,36 @@ class _GraphWriter:
         """Every occurrence (whole words, any case, optional plural) of each entity's names."""
         if not self.local:
             return []
-        names = sorted(self.local, key=len, reverse=True)  # longest first: "memory leak" before "memory"
-        pattern = re.compile(
-            r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?:s|es)?(?!\w)", re.IGNORECASE
-        )
-        folded = {n.casefold(): nid for n, nid in self.local.items()}
-        counts: dict[str, int] = {}
+        text = self.doc.content.casefold()
+        if len(text) != len(self.doc.content):  # casefold changed lengths (e.g. "ß"): offsets would drift
+            text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
+        if text is None:
+            return []
+        taken: list[tuple[int, int]] = []  # spans already claimed by a longer name
         out: list[Mention] = []
-        for m in pattern.finditer(self.doc.content):
-            nid = folded.get(normalize_name(m.group(1)))
-            if nid is None or counts.get(nid, 0) >= per_entity:
-                continue
-            chunk = self.locator.chunk_for_span(m.start(), m.end())
-            if chunk is None:
-                continue
-            counts[nid] = counts.get(nid, 0) + 1
-            out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, m.start(), m.end()))
+        for name in sorted(self.local, key=len, reverse=True):  # "memory leak" before "memory"
+            nid, count, pos = self.local[name], 0, 0
+            while count < per_entity:
+                i = text.find(name, pos)
+                if i < 0:
+                    break
+                j = i + len(name)
+                pos = i + 1
+                for suffix in ("es", "s"):  # plural forms count as mentions
+                    if text.startswith(suffix, j) and not _is_word_char(text, j + len(suffix)):
+                        j += len(suffix)
+                        break
+                if _is_word_char(text, i - 1) or _is_word_char(text, j):
+                    continue
+                if any(a < j and i < b for a, b in taken):
+                    continue
+                chunk = self.locator.chunk_for_span(i, j)
+                if chunk is None:
+                    continue
+                taken.append((i, j))
+                count += 1
+                out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, i, j))
+        out.sort(key=lambda m: m.start)
         return out
 
     # -- relations --------------------------------------------------------------------------
@@ -388,6 +405,10 @@ class _GraphWriter:
             self._evidence("edge", edge.id, rel.supporting_text, "", label, rel.confidence)
 
 
+
+
+def _is_word_char(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
 def _clip(text: str, n: int = 60) -> str:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GraphmemError, InvalidInput
 from ..extraction import Extraction
 from ..text import content_hash
+from .chunking import chunk_spans
 from .core import ingest_document
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
 from .readers import NotText, Skipped, reader_for
@@ -280,7 +281,8 @@ def ingest_documents(
     try:
         fill()
         while pending and not summary.interrupted:
-            with store.transaction():
+            _prefetch_vectors(kb, [pending[i] for i in range(min(batch_size, len(pending)))])
+            with store.transaction(), kb.wiki.deferred(flush=False):
                 for _ in range(batch_size):
                     if not pending:
                         break
@@ -318,11 +320,14 @@ def ingest_documents(
                         summary.relations += res.edges_added
                         summary.mentions += res.mentions_added
                         summary.warnings.extend(f"{doc.doc_id}: {w}" for w in warnings + res.warnings)
+            kb.wiki.flush_due(summary.warnings)  # generated wiki pages: once per wiki.bulk_flush_docs
             if on_progress:
                 seen = done + summary.unchanged
                 on_progress(seen, total if total is not None else seen + len(pending), last_id)
             if not summary.interrupted:
                 fill()
+        if not summary.interrupted:
+            kb.wiki.flush(summary.warnings)  # the rest (an interrupted run leaves them marked for the next)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
@@ -331,6 +336,22 @@ def ingest_documents(
         pool.shutdown(wait=not summary.interrupted, cancel_futures=True)
         summary.elapsed = time.perf_counter() - started
     return summary
+
+
+def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
+    """Embed the next batch's chunks and entity names in one model call, before its transaction."""
+    kb.embeddings.clear_prefetched()
+    if kb.embeddings.model_id is None:
+        return
+    size, overlap = kb.config["chunking"]["size"], kb.config["chunking"]["overlap"]
+    texts: list[str] = []
+    for doc, fut in batch:
+        texts += [doc.text[s:e] for s, e in chunk_spans(doc.text, size, overlap)]
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            outcome = fut.result()
+            if not isinstance(outcome, ExtractionError) and kb.config["embeddings"]["embed_entities"]:
+                texts += [e.name for e in outcome[0].entities]
+    kb.embeddings.prefetch(texts)
 
 
 def ingest_paths(

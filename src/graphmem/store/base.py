@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
-from ..models import Chunk, ChunkHit, Document, Edge, Event, Mention, Node, Provenance
+from ..models import Chunk, ChunkHit, Document, Edge, Event, Mention, Node, Page, PageLink, Provenance
 
 __all__ = ["Store"]
 
@@ -88,8 +88,9 @@ class Store(Protocol):
         """Write back an edge's mutable fields."""
     def edges_of(self, node_ids: Iterable[str], min_confidence: float = 0.0, limit: int | None = None) -> list[Edge]:
         """Edges touching the nodes, either direction, strongest first."""
-    def edges_among(self, node_ids: Iterable[str], min_confidence: float = 0.0) -> list[Edge]:
-        """Edges with both ends among the nodes."""
+    def edges_among(self, node_ids: Iterable[str], min_confidence: float = 0.0, limit: int | None = None
+                    ) -> list[Edge]:
+        """Edges with both ends among the nodes, strongest first (at most ``limit``)."""
 
     # provenance
     def insert_provenance(self, records: Sequence[Provenance]) -> None:
@@ -118,6 +119,46 @@ class Store(Protocol):
     def documents_by_source_prefix(self, prefix: str) -> list[tuple[str, str]]:
         """(doc_id, source) of latest documents whose source starts with prefix."""
 
+    # retrieval lookups (light rows for graph walks) and vectors
+    def adjacency(self, node_ids: Iterable[str], min_confidence: float = 0.0, limit: int | None = None
+                  ) -> list[tuple[str, str, str, float, str]]:
+        """(source, type, target, confidence, edge id) of edges touching the nodes, strongest first."""
+    def entities_chunks(self, node_ids: Iterable[str], limit_per_node: int) -> dict[str, list[tuple[str, int]]]:
+        """Chunks (latest versions) mentioning each entity, with the entity's first offset."""
+    def chunk_entities(self, chunk_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Distinct entities mentioned per chunk."""
+    def entity_chunk_counts(self, node_ids: Iterable[str]) -> dict[str, int]:
+        """Number of distinct chunks mentioning each entity."""
+    def chunk_info(self, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int, str, bool]]:
+        """(doc_id, version, title, is_latest) per chunk."""
+    def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """BM25 of the text for the given chunks."""
+    def node_names(self, node_ids: Iterable[str]) -> dict[str, str]:
+        """Display name per node id."""
+    def get_meta(self, key: str) -> str | None:
+        """A knowledge-base fact (e.g. its embedding model)."""
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Set or remove a knowledge-base fact."""
+    def upsert_vectors(self, item_kind: str, model: str, dim: int, items: Sequence[tuple[str, str, bytes]]) -> None:
+        """Store (item id, text hash, float16 bytes) vectors."""
+    def vector_hashes(self, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, str]:
+        """Text hash of the stored vector per item."""
+    def load_vectors(self, item_kind: str, model: str, after_id: int = 0) -> tuple[list[int], list[str], list[bytes]]:
+        """Vectors of a kind with row id above after_id."""
+    def vectors_for(self, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, bytes]:
+        """Vector bytes of the given items."""
+    def vector_state(self) -> tuple[int, int]:
+        """(max vector row id, deletions counter)."""
+    def vector_models(self) -> dict[str, int]:
+        """Vectors stored per model."""
+    def delete_vectors(self, model: str | None = None) -> int:
+        """Remove vectors (of one model, or all)."""
+    def chunks_to_embed(self, latest_only: bool = True, after_id: int = 0, limit: int = 1000
+                        ) -> list[tuple[int, str, str]]:
+        """(row id, chunk id, text) for (re)embedding."""
+    def nodes_to_embed(self, kind: str, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """(rowid, node id, name) for (re)embedding."""
+
     # ontology and stats
     def ontology_types(self, kind: str) -> list[str]:
         """Registered canonical types of a kind."""
@@ -125,3 +166,94 @@ class Store(Protocol):
         """Register a type; True if new."""
     def stats(self) -> dict[str, Any]:
         """Counts of what is stored, and size on disk."""
+
+    # ---- wiki (graphmem.wiki / kb.wiki) ------------------------------------------------------
+    # Pages are indexed rows of the files under wiki/ (plus a graph node of kind "page");
+    # links, claims and cited documents are per-page rows replaced on every save.
+    def get_page(self, slug: str, with_content: bool = False) -> Page | None:
+        """The page with this slug."""
+    def find_page(self, category: str, title_norm: str) -> Page | None:
+        """The page of a category with this normalised title."""
+    def pages_by_subject(self, subjects: Iterable[str]) -> dict[str, Page]:
+        """Generated pages by subject (``entity:<id>``, ``doc:<id>``)."""
+    def pages_by_slug(self, slugs: Iterable[str]) -> dict[str, Page]:
+        """Pages by slug (content omitted)."""
+    def subject_slugs(self, subjects: Iterable[str]) -> dict[str, str]:
+        """``subject -> slug`` of generated pages."""
+    def slug_subjects(self, slugs: Iterable[str]) -> dict[str, str | None]:
+        """``slug -> subject`` of existing pages."""
+    def slugs_taken(self, base: str) -> set[str]:
+        """``base`` and ``base-*`` slugs in use."""
+    def save_page(self, page: Page, links: Sequence[PageLink], claims: Sequence[tuple[str, int, str]],
+                  sources: Sequence[tuple[str, int | None]]) -> None:
+        """Insert or replace (by slug) a page with its links, claims and cited documents."""
+    def set_page_stat(self, slug: str, size: int, mtime_ns: int) -> None:
+        """Record a page file's size and mtime (content unchanged)."""
+    def delete_page_row(self, slug: str) -> bool:
+        """Remove a page, its links, claims, sources and graph node."""
+    def list_pages(self, category: str | None = None, limit: int | None = None, offset: int = 0) -> list[Page]:
+        """Pages by category and title."""
+    def page_files(self) -> dict[str, tuple[str, int, int, str]]:
+        """Every page: ``path -> (slug, size, mtime_ns, content_hash)``."""
+    def page_stats(self, paths: Iterable[str]) -> dict[str, tuple[str, int, int, str]]:
+        """Like page_files for some paths."""
+    def search_pages(self, text: str, k: int = 10, category: str | None = None) -> list[tuple[Page, float, str]]:
+        """BM25 over page titles and bodies: ``(page, score, snippet)``; user text is never query syntax."""
+    def page_backlinks(self, slug: str, limit: int | None = None, category: str | None = None
+                       ) -> list[tuple[str, int]]:
+        """``(source slug, line)`` of links to ``slug`` from other pages."""
+    def page_links_of(self, slug: str) -> list[PageLink]:
+        """The links a page makes."""
+    def pages_linking_to(self, targets: Iterable[str], limit: int = 100) -> list[str]:
+        """Slugs of pages linking to any of ``targets``."""
+    def wiki_index_counts(self) -> list[tuple[str, str, int]]:
+        """``(category, shard, pages)`` of non-empty index shards."""
+    def wiki_index_rows(self, category: str, shard: str | None = None,
+                        limit: int | None = None) -> list[tuple[str, str, str]]:
+        """``(slug, title, summary)`` of a category or shard, by title."""
+    def wiki_index_prev(self, category: str, shard: str, title_norm: str, slug: str) -> str | None:
+        """The slug just before ``(title_norm, slug)`` in a shard's title order."""
+    def mark_wiki_dirty(self, keys: Iterable[str]) -> None:
+        """Mark generated pages for regeneration."""
+    def wiki_dirty(self, limit: int | None = None) -> list[str]:
+        """Generated pages waiting for regeneration."""
+    def clear_wiki_dirty(self, keys: Iterable[str]) -> None:
+        """Unmark regenerated pages."""
+    def wiki_broken_links(self) -> list[tuple[str, str, int]]:
+        """``(source, target, line)`` of links to missing pages."""
+    def wiki_isolated_pages(self) -> list[str]:
+        """Pages with no wikilinks."""
+    def wiki_unlinked_pages(self) -> list[str]:
+        """Pages no other page links to."""
+    def wiki_stale_sources(self) -> list[tuple[str, str, int | None, int | None]]:
+        """``(page, doc id, cited version, latest version)`` of superseded or deleted citations."""
+    def wiki_flagged_pages(self) -> list[tuple[str, int]]:
+        """``(slug, count)`` of pages with flagged contradictions."""
+    def wiki_stated_types(self) -> list[tuple[str, str | None, str, str]]:
+        """``(slug, subject, title_norm, type)`` of pages stating an entity type."""
+    def wiki_uncited_claims(self) -> list[tuple[str, str, int, str, bool]]:
+        """``(page, edge id, line, text, relation missing)`` of claims without evidence."""
+    def wiki_one_way_links(self, from_category: str, to_category: str) -> list[tuple[str, str]]:
+        """``(a, b)`` links between the categories that are not linked back."""
+    def wiki_stubs(self) -> list[str]:
+        """Entity pages with no description, relations or mentions."""
+    def strongest_edges(self, node_id: str, limit: int) -> tuple[list[Edge], list[Edge]]:
+        """At most ``limit`` outgoing and incoming edges, strongest (then oldest) first."""
+    def edges_of_types(self, node_id: str, types: Sequence[str], limit: int) -> list[Edge]:
+        """Outgoing edges of some types."""
+    def find_edges(self, triples: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Edge]:
+        """Edges by ``(source, type, target)``."""
+    def first_provenance(self, item_kind: str, item_ids: Iterable[str]) -> dict[str, Provenance]:
+        """The oldest evidence record of each item."""
+    def node_documents(self, node_id: str, limit: int) -> tuple[list[tuple[str, int]], bool]:
+        """Documents naming a node, first first, with the highest version naming it; more exist?"""
+    def document_claims(self, doc_id: str, version: int, limit: int) -> list[tuple[Edge, Provenance]]:
+        """Edges a document version supports, with that version's first evidence."""
+    def document_claim_ids(self, doc_id: str, version: int) -> set[str]:
+        """Ids of the edges a document version supports."""
+    def document_entity_ids(self, doc_id: str, version: int, limit: int) -> list[str]:
+        """Entities a document version names, in order."""
+    def latest_documents(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """Latest versions (content and metadata omitted)."""
+    def edges_supported_by(self, edge_ids: Iterable[str], doc_id: str, version: int) -> set[str]:
+        """Which edges have evidence in a document version."""

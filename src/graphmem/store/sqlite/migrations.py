@@ -305,4 +305,14 @@ CREATE TRIGGER vectors_deleted AFTER DELETE ON vectors BEGIN
 END;
 """,
     ),
+    (
+        "0005_edge_walk_indexes",
+        """
+-- The edges among a set of nodes (a query's subgraph) are (source, target) probes with this,
+-- whatever the size of the hubs' edge lists. Strongest-first reads per node use the
+-- (source|target, confidence) indexes of 0003, which also make edges_target redundant.
+CREATE INDEX edges_pair ON edges (source, target);
+DROP INDEX edges_target;
+""",
+    ),
 ]

@@ -21,6 +21,7 @@ from ...models import Chunk, ChunkHit, Document, Edge, Event, Mention, Node, Pro
 from .fts import _fts_query
 from .migrations import MIGRATIONS
 from .vectors import VectorSqlMixin
+from .wiki import WikiSqlMixin
 
 __all__ = ["SqliteStore"]
 
@@ -32,7 +33,7 @@ def _chunks(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-class SqliteStore(VectorSqlMixin):
+class SqliteStore(VectorSqlMixin, WikiSqlMixin):
     """Store protocol implementation over one SQLite file."""
 
     backend = "sqlite"
@@ -313,15 +314,8 @@ class SqliteStore(VectorSqlMixin):
 
     def find_nodes(self, kind: str, norms: Iterable[str]) -> dict[str, str]:
         """Map normalised names/aliases to node ids, for the ones that exist."""
-        keys = list(dict.fromkeys(norms))
-        out: dict[str, str] = {}
-        for part in _chunks(keys):
-            for r in self._q(
-                f"SELECT norm, node_id FROM node_names WHERE kind = ? AND norm IN ({','.join('?' * len(part))})",
-                [kind, *part],
-            ):
-                out[r["norm"]] = r["node_id"]
-        return out
+        return self._map_in("SELECT norm, node_id FROM node_names WHERE kind = ? AND norm IN ({ids})", norms,
+                            before=[kind])
 
     def insert_node(self, node: Node, names: Sequence[tuple[str, str]]) -> None:
         """Insert a node and its ``(alias, norm)`` names (the first is its own name)."""
@@ -454,19 +448,22 @@ class SqliteStore(VectorSqlMixin):
                 seen.setdefault(r["id"], self._edge(r))
         return sorted(seen.values(), key=lambda e: (-e.confidence, e.id))
 
-    def edges_among(self, node_ids: Iterable[str], min_confidence: float = 0.0) -> list[Edge]:
-        """Edges whose both ends are in ``node_ids``."""
+    def edges_among(self, node_ids: Iterable[str], min_confidence: float = 0.0, limit: int | None = None
+                    ) -> list[Edge]:
+        """Edges whose both ends are in ``node_ids``, strongest first (at most ``limit``)."""
         ids = list(dict.fromkeys(node_ids))
         if not ids:
             return []
         if len(ids) > _MAX_VARS // 2:
             wanted = set(ids)
-            return [e for e in self.edges_of(ids, min_confidence) if e.source in wanted and e.target in wanted]
+            found = [e for e in self.edges_of(ids, min_confidence) if e.source in wanted and e.target in wanted]
+            return found if limit is None else found[:limit]
         marks = ",".join("?" * len(ids))
         rows = self._q(
-            f"SELECT * FROM edges WHERE source IN ({marks}) AND target IN ({marks}) AND confidence >= ?"
-            " ORDER BY confidence DESC, id",
-            [*ids, *ids, min_confidence],
+            # (source, target) probes: cost follows the node set, not the hubs' edge lists.
+            f"SELECT * FROM edges INDEXED BY edges_pair WHERE source IN ({marks}) AND target IN ({marks})"
+            " AND confidence >= ? ORDER BY confidence DESC, id LIMIT ?",
+            [*ids, *ids, min_confidence, -1 if limit is None else limit],
         )
         return [self._edge(r) for r in rows]
 
@@ -513,16 +510,8 @@ class SqliteStore(VectorSqlMixin):
 
     def count_provenance(self, item_kind: str, item_ids: Iterable[str]) -> dict[str, int]:
         """Number of evidence records per item."""
-        ids = list(dict.fromkeys(item_ids))
-        out: dict[str, int] = {}
-        for part in _chunks(ids):
-            for r in self._q(
-                f"SELECT item_id, count(*) AS n FROM provenance WHERE item_kind = ? AND item_id IN"
-                f" ({','.join('?' * len(part))}) GROUP BY item_id",
-                [item_kind, *part],
-            ):
-                out[r["item_id"]] = r["n"]
-        return out
+        return self._map_in("SELECT item_id, count(*) FROM provenance WHERE item_kind = ? AND item_id IN ({ids})"
+                            " GROUP BY item_id", item_ids, before=[item_kind])
 
     @staticmethod
     def _prov(r: sqlite3.Row) -> Provenance:
@@ -676,16 +665,8 @@ class SqliteStore(VectorSqlMixin):
 
     def document_hashes(self, doc_ids: Iterable[str]) -> dict[str, str]:
         """Content hash of the latest version of each known document id."""
-        ids = list(dict.fromkeys(doc_ids))
-        out: dict[str, str] = {}
-        for part in _chunks(ids):
-            for r in self._q(
-                f"SELECT doc_id, content_hash FROM documents WHERE is_latest = 1 AND doc_id IN"
-                f" ({','.join('?' * len(part))})",
-                part,
-            ):
-                out[r[0]] = r[1]
-        return out
+        return self._map_in("SELECT doc_id, content_hash FROM documents WHERE is_latest = 1 AND doc_id IN ({ids})",
+                            doc_ids)
 
     def documents_by_source_prefix(self, prefix: str) -> list[tuple[str, str]]:
         """``(doc_id, source)`` of latest documents whose source starts with ``prefix``."""

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .fts import fts_query
+from .sqlbase import MAX_VARS as _MAX_VARS
+from .sqlbase import SqlHelpers
+from .sqlbase import batches as _parts
 
 __all__ = ["VectorSqlMixin"]
 
-_MAX_VARS = 500
 
-
-def _parts(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
-
-
-class VectorSqlMixin:
+class VectorSqlMixin(SqlHelpers):
     """Vectors (one per item and model), KB metadata, and retrieval lookups."""
-
-    conn: sqlite3.Connection
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
 
     # -- kb metadata ----------------------------------------------------------------------------
 
@@ -47,7 +37,15 @@ class VectorSqlMixin:
 
     def upsert_vectors(self, item_kind: str, model: str, dim: int,
                        items: Sequence[tuple[str, str, bytes]]) -> None:
-        """Store ``(item_id, text_hash, float16 bytes)`` vectors, replacing older ones."""
+        """Store ``(item_id, text_hash, float16 bytes)`` vectors, replacing older ones.
+
+        A replaced vector is deleted and inserted again (a new row id, and the deletions counter
+        moves) so that incremental in-memory and HNSW indexes notice the change."""
+        for part in _parts([i for i, _, _ in items]):
+            self.conn.execute(
+                f"DELETE FROM vectors WHERE item_kind = ? AND item_id IN ({','.join('?' * len(part))})",
+                [item_kind, *part],
+            )
         self.conn.executemany(
             "INSERT INTO vectors (item_kind, item_id, model, dim, text_hash, vec) VALUES (?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(item_kind, item_id) DO UPDATE SET model = excluded.model, dim = excluded.dim,"
@@ -55,21 +53,16 @@ class VectorSqlMixin:
             [(item_kind, i, model, dim, h, v) for i, h, v in items],
         )
 
+    def _vector_column(self, column: str, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, Any]:
+        # Filter on the model in Python: with it in SQL the planner prefers the (model, kind)
+        # index and scans every vector of the model instead of the (kind, id) lookups.
+        return {r[0]: r[1] for r in self._rows_in(
+            f"SELECT item_id, {column}, model FROM vectors WHERE item_kind = ? AND item_id IN ({{ids}})",
+            item_ids, before=[item_kind]) if r[2] == model}
+
     def vector_hashes(self, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, str]:
         """Text hash of the stored vector per item (for this model)."""
-        ids = list(dict.fromkeys(item_ids))
-        out: dict[str, str] = {}
-        for part in _parts(ids):
-            # Filter on the model in Python: with it in SQL the planner prefers the (model, kind)
-            # index and scans every vector of the model instead of the (kind, id) lookups.
-            for r in self._rows(
-                f"SELECT item_id, text_hash, model FROM vectors WHERE item_kind = ? AND item_id IN"
-                f" ({','.join('?' * len(part))})",
-                [item_kind, *part],
-            ):
-                if r[2] == model:
-                    out[r[0]] = r[1]
-        return out
+        return self._vector_column("text_hash", item_kind, item_ids, model)
 
     def load_vectors(self, item_kind: str, model: str, after_id: int = 0
                      ) -> tuple[list[int], list[str], list[bytes]]:
@@ -82,17 +75,7 @@ class VectorSqlMixin:
 
     def vectors_for(self, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, bytes]:
         """Vector bytes of the given items (those that have one)."""
-        ids = list(dict.fromkeys(item_ids))
-        out: dict[str, bytes] = {}
-        for part in _parts(ids):
-            for r in self._rows(
-                f"SELECT item_id, vec, model FROM vectors WHERE item_kind = ? AND item_id IN"
-                f" ({','.join('?' * len(part))})",
-                [item_kind, *part],
-            ):
-                if r[2] == model:
-                    out[r[0]] = r[1]
-        return out
+        return self._vector_column("vec", item_kind, item_ids, model)
 
     def vector_state(self) -> tuple[int, int]:
         """``(max vector row id, deletions counter)``: an in-memory index is current iff both match."""
@@ -148,31 +131,42 @@ class VectorSqlMixin:
 
     def entity_chunk_counts(self, node_ids: Iterable[str]) -> dict[str, int]:
         """Number of distinct chunks mentioning each entity (its passage frequency)."""
-        ids = list(dict.fromkeys(node_ids))
-        out: dict[str, int] = {}
-        for part in _parts(ids):
-            for r in self._rows(
-                f"SELECT node_id, count(DISTINCT chunk_id) FROM mentions WHERE node_id IN"
-                f" ({','.join('?' * len(part))}) GROUP BY node_id",
-                part,
-            ):
-                out[r[0]] = r[1]
-        return out
+        return self._map_in(
+            "SELECT node_id, count(DISTINCT chunk_id) FROM mentions WHERE node_id IN ({ids}) GROUP BY node_id",
+            node_ids)
 
-    def adjacency(self, node_ids: Iterable[str], min_confidence: float = 0.0) -> list[tuple[str, str, str, float]]:
-        """``(source, type, target, confidence)`` of the edges touching the nodes (no JSON decoding:
-        this is the graph walk's hot path)."""
+    def adjacency(self, node_ids: Iterable[str], min_confidence: float = 0.0, limit: int | None = None
+                  ) -> list[tuple[str, str, str, float, str]]:
+        """``(source, type, target, confidence, edge id)`` of the edges touching the nodes, strongest
+        first, at most ``limit`` (no JSON decoding: this is the graph walks' hot path)."""
         ids = list(dict.fromkeys(node_ids))
-        out: list[tuple[str, str, str, float]] = []
-        for part in _parts(ids, _MAX_VARS // 2):
-            marks = ",".join("?" * len(part))
-            out += [(r[0], r[1], r[2], r[3]) for r in self._rows(
-                f"SELECT source, type, target, confidence FROM edges WHERE source IN ({marks}) AND confidence >= ?"
-                f" UNION SELECT source, type, target, confidence FROM edges WHERE target IN ({marks})"
-                " AND confidence >= ?",
-                [*part, min_confidence, *part, min_confidence],
-            )]
-        return out
+        out: list[tuple[str, str, str, float, str]] = []
+        if limit is None:
+            for part in _parts(ids, _MAX_VARS // 2):
+                marks = ",".join("?" * len(part))
+                out += [(r[0], r[1], r[2], r[3], r[4]) for r in self._rows(
+                    f"SELECT source, type, target, confidence, id FROM edges WHERE source IN ({marks})"
+                    f" AND confidence >= ? UNION SELECT source, type, target, confidence, id FROM edges"
+                    f" WHERE target IN ({marks}) AND confidence >= ?",
+                    [*part, min_confidence, *part, min_confidence],
+                )]
+            return out
+        # Bounded: each node's strongest edges through the (node, confidence) indexes, so a hub
+        # with 10,000 relations costs what a node with 10 does.
+        per_node = max(10, -(-limit // max(len(ids), 1)))
+        seen: set[str] = set()
+        for nid in ids:
+            for col in ("source", "target"):
+                for r in self._rows(
+                    f"SELECT source, type, target, confidence, id FROM edges WHERE {col} = ? AND confidence >= ?"
+                    " ORDER BY confidence DESC LIMIT ?",
+                    (nid, min_confidence, per_node),
+                ):
+                    if r[4] not in seen:
+                        seen.add(r[4])
+                        out.append((r[0], r[1], r[2], r[3], r[4]))
+        out.sort(key=lambda t: (-t[3], t[4]))
+        return out[:limit]
 
     def entities_chunks(self, node_ids: Iterable[str], limit_per_node: int) -> dict[str, list[tuple[str, int]]]:
         """Distinct chunks of latest document versions mentioning each entity, newest first, at
@@ -195,12 +189,7 @@ class VectorSqlMixin:
 
     def node_names(self, node_ids: Iterable[str]) -> dict[str, str]:
         """Display name per node id (no aliases, no JSON): for paths and subgraphs."""
-        ids = list(dict.fromkeys(node_ids))
-        out: dict[str, str] = {}
-        for part in _parts(ids):
-            for r in self._rows(f"SELECT id, name FROM nodes WHERE id IN ({','.join('?' * len(part))})", part):
-                out[r[0]] = r[1]
-        return out
+        return self._map_in("SELECT id, name FROM nodes WHERE id IN ({ids})", node_ids)
 
     def entity_chunks(self, node_id: str, limit: int) -> list[str]:
         """Distinct chunks (latest document versions) mentioning an entity, newest first."""

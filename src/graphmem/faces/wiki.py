@@ -1,0 +1,489 @@
+"""``kb.wiki``: markdown pages the agent writes and graphmem keeps in order (index.md,
+log.md, links, search, lint), plus the pages made from every ingest.
+
+Pages are files under ``<home>/wiki/<category>/<slug>.md`` (Obsidian-compatible); the store
+indexes them. See :mod:`graphmem.wiki.core` for how a write stays atomic and
+:mod:`graphmem.wiki.generate` for the generated pages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import GraphmemError, InvalidInput, NotFound
+from ..models import Page
+from ..text import normalize_name
+from ..wiki.core import PageWrite, Plan, WikiCore
+from ..wiki.files import read_bytes
+from ..wiki.generate import DOC, ENT, plan_auto_pages
+from ..wiki.lint import fix as lint_fix
+from ..wiki.lint import lint as lint_report
+from ..wiki.markdown import dump_front_matter, split_front_matter
+from ..wiki.slugs import RESERVED_DIRS, category_slug, check_text, page_path, slugify, unique_slug
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["Wiki"]
+
+_LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
+_FLUSH_KEYS = 2000  # generated pages per transaction when catching up
+
+
+class Wiki:
+    """The wiki face of a knowledge base."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self._kb = kb
+        self._core = WikiCore(kb)
+        self._defer = 0
+        self._since_flush = 0  # documents ingested under deferred() since the last flush
+
+    @property
+    def dir(self) -> Path:
+        """The wiki folder (``<home>/wiki``)."""
+        return self._core.dir
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def write_page(
+        self,
+        category: str,
+        title: str,
+        content: str,
+        summary: str | None = None,
+        tags: Sequence[str] | None = None,
+        source_documents: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Create or replace the page ``title`` of ``category``; returns ``{slug, category,
+        path, title, summary, created, ...}``.
+
+        ``content`` is the markdown body (front matter is written by graphmem from the other
+        arguments; extra front matter keys a person added are kept). ``source_documents`` are
+        document ids, pinned to their latest version (``doc_1@v2``) so that lint can tell when
+        the page goes stale. The slug is the title's (``memory-leak``), made unique in the wiki.
+        """
+        cat, title_s, body, summary_s, tag_list = _check_page_args(category, title, content, summary, tags)
+        kb, store = self._kb, self._kb.store
+        sources = self._pin_sources(source_documents)
+        self._catch_up()
+        found = store.find_page(cat, normalize_name(title_s))
+        self._core.autosync([found.path if found else f"{cat}/{slugify(title_s)}.md"], periodic=False)
+
+        def make_plan() -> Plan:
+            now = kb.now()
+            existing = store.find_page(cat, normalize_name(title_s))
+            old: bytes | None = None
+            fm: dict[str, Any] = {}
+            if existing is not None:
+                slug, rel = existing.slug, existing.path
+                old = read_bytes(self._core.abspath(rel))
+                if old is not None:
+                    fm_old, _, _, error = split_front_matter(old.decode("utf-8", errors="replace"))
+                    fm = dict(fm_old) if error is None else {}
+            else:
+                base = slugify(title_s)
+                taken = store.slugs_taken(base)
+                slug = unique_slug(base, taken)
+                while page_path(self.dir, cat, slug).exists():  # an unindexed file there: never clobber it
+                    taken.add(slug)
+                    slug = unique_slug(base, taken)
+                rel = f"{cat}/{slug}.md"
+            fm.update({"title": title_s, "category": cat})
+            fm["tags"] = tag_list if tag_list is not None else (fm.get("tags") or [])
+            if sources is not None:
+                fm["source_documents"] = sources
+            else:
+                fm.setdefault("source_documents", [])
+            if summary_s is not None:
+                fm["summary"] = summary_s
+            fm["updated"] = now
+            text = dump_front_matter(fm) + body
+            op = "update" if existing is not None else "write"
+            plan = Plan(writes=[PageWrite(cat, slug, rel, text, old=old, existing=existing, op=op, front_matter=fm)])
+            plan.log.append(f"{op} | {cat}/{slug} — {summary_s or title_s}")
+            return plan
+
+        plan = self._core.apply(make_plan)
+        page = plan.saved[0]
+        out = self._page_out(page)
+        out["created"] = plan.writes[0].op == "write"
+        self._refresh_linked(page)
+        return out
+
+    def _pin_sources(self, source_documents: Sequence[str] | None) -> list[str] | None:
+        if source_documents is None:
+            return None
+        if isinstance(source_documents, str) or not all(isinstance(s, str) and s.strip() for s in source_documents):
+            raise InvalidInput("source_documents: expected a list of document ids such as ['doc_1']")
+        plain = [s.strip() for s in source_documents if "@v" not in s]
+        latest = self._kb.store.latest_documents(plain)
+        out = []
+        for s in (x.strip() for x in source_documents):
+            if "@v" in s:
+                out.append(s)
+            elif s in latest:
+                out.append(f"{s}@v{latest[s].version}")
+            else:
+                raise InvalidInput(f"source_documents: no document with id '{s}'; list them with `graphmem docs list`")
+        return out
+
+    def _refresh_linked(self, page: Page) -> None:
+        """Generated entity pages that a summary page links get their "See also" updated."""
+        if page.category != "summary" or not self._kb.config["wiki"]["auto_pages"] or page.subject:
+            return
+        store = self._kb.store
+        targets = {ln.target for ln in store.page_links_of(page.slug)}
+        linked = store.pages_by_slug(sorted(targets)[:50])
+        keys = sorted(p.subject for p in linked.values() if p.subject and p.subject.startswith(ENT)
+                      and page.slug not in {ln.target for ln in store.page_links_of(p.slug)})
+        if keys:
+            with store.transaction():
+                store.mark_wiki_dirty(keys)
+            self.flush(label=f"cross reference to {page.category}/{page.slug}")
+
+    def delete_page(self, category: str | None = None, title: str | None = None, *,
+                    slug: str | None = None) -> dict[str, Any]:
+        """Delete a page (by category and title, or by slug): its file, index entry and links
+        from it. Links to it from other pages become broken links (lint reports them)."""
+        page = self._find(category, title, slug)
+
+        def make_plan() -> Plan:
+            current = self._kb.store.get_page(page.slug)
+            if current is None:
+                raise NotFound(f"page '{page.slug}' was deleted meanwhile")
+            return Plan(deletes=[current], log=[f"delete | {current.category}/{current.slug} — {current.title}"])
+
+        self._core.apply(make_plan)
+        return {"slug": page.slug, "category": page.category, "path": str(self._core.abspath(page.path)),
+                "deleted": True}
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read_page(self, category: str, title: str) -> dict[str, Any]:
+        """A page by category and title: front matter, body (as in the file), links, backlinks."""
+        return self._read(self._find(category, title, None))
+
+    def read_page_by_slug(self, slug: str) -> dict[str, Any]:
+        """A page by slug (``memory-leak``)."""
+        return self._read(self._find(None, None, slug))
+
+    def _catch_up(self) -> None:
+        """Regenerate pages an earlier process left marked (it stopped before its flush), so
+        that what is read is current; a failure here is a warning, not a failed read."""
+        if self._defer or not self._kb.store.wiki_dirty(1):
+            return
+        warnings: list[str] = []
+        self.flush(warnings)
+        for w in warnings:
+            self._kb.warn(w)
+
+    def _find(self, category: str | None, title: str | None, slug: str | None) -> Page:
+        self._catch_up()
+        store = self._kb.store
+        if slug is not None:
+            s = check_text("slug", slug, 200).lower()
+            page = store.get_page(s)
+            self._core.autosync([page.path] if page else [], periodic=False)
+            page = store.get_page(s)
+            if page is None:
+                raise NotFound(f"no wiki page with slug '{s}'; list pages with `graphmem wiki list`")
+            return page
+        if category is None or title is None:
+            raise InvalidInput("give a category and a title, or a slug")
+        cat = category_slug(category)
+        title_s = check_text("title", title, 300)
+        page = store.find_page(cat, normalize_name(title_s))
+        guess = page.path if page else f"{cat}/{slugify(title_s)}.md"
+        self._core.autosync([guess], periodic=False)
+        page = store.find_page(cat, normalize_name(title_s))
+        if page is None:
+            raise NotFound(f"no page titled '{title_s}' in category '{cat}'; list them with "
+                           f"`graphmem wiki list --category {cat}`")
+        return page
+
+    def _page_out(self, page: Page) -> dict[str, Any]:
+        return {"slug": page.slug, "category": page.category, "title": page.title,
+                "path": str(self._core.abspath(page.path)), "summary": page.summary, "tags": page.tags,
+                "updated": page.updated_at, "created_at": page.created_at}
+
+    def _read(self, page: Page) -> dict[str, Any]:
+        raw = read_bytes(self._core.abspath(page.path))
+        if raw is None:
+            raise NotFound(f"page '{page.slug}': its file {page.path} is gone; run `graphmem wiki sync`")
+        fm, body, _, _ = split_front_matter(raw.decode("utf-8", errors="replace"))
+        out = self._page_out(page)
+        out.update(front_matter=fm, content=body,
+                   links=[ln.to_dict() for ln in self._kb.store.page_links_of(page.slug)],
+                   backlinks=[{"slug": s, "line": n} for s, n in self._kb.store.page_backlinks(page.slug, 200)])
+        return out
+
+    def list_pages(self, category: str | None = None, limit: int | None = None, offset: int = 0
+                   ) -> list[dict[str, Any]]:
+        """Pages by category and title: ``[{slug, category, title, path, summary, tags, updated}]``."""
+        cat = category_slug(category) if category is not None else None
+        _check_count("limit", limit, allow_none=True)
+        _check_count("offset", offset)
+        self._catch_up()
+        self._core.autosync()
+        return [self._page_out(p) for p in self._kb.store.list_pages(cat, limit, offset)]
+
+    def search_wiki(self, query: str, k: int = 10, category: str | None = None) -> list[dict[str, Any]]:
+        """Full-text search (BM25, title weighted) over pages:
+        ``[{slug, category, path, title, snippet, score}]``, best first."""
+        if not isinstance(query, str):
+            raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
+        _check_count("k", k)
+        cat = category_slug(category) if category is not None else None
+        store = self._kb.store
+        self._catch_up()
+        self._core.autosync()
+        hits = store.search_pages(query, k, cat)
+        # A hit whose file changed since it was indexed is re-indexed and the search re-run.
+        stale = [p.path for p, _, _ in hits if _stat_key(self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
+        if stale:
+            self._core.sync(stale)
+            hits = store.search_pages(query, k, cat)
+        return [{"slug": p.slug, "category": p.category, "path": str(self._core.abspath(p.path)), "title": p.title,
+                 "snippet": snip, "score": score} for p, score, snip in hits]
+
+    def backlinks(self, slug: str) -> list[dict[str, Any]]:
+        """Pages linking to ``slug`` (which need not exist): ``[{slug, title, category, line}]``."""
+        s = check_text("slug", slug, 200).lower()
+        store = self._kb.store
+        links = store.page_backlinks(s)
+        pages = store.pages_by_slug(src for src, _ in links)
+        return [{"slug": src, "line": line, "title": pages[src].title if src in pages else src,
+                 "category": pages[src].category if src in pages else None} for src, line in links]
+
+    def pages_about(self, entity: str, limit: int = 100) -> list[dict[str, Any]]:
+        """Pages that discuss an entity: its own page and every page linking to it (by its
+        page's slug or the slug of its name or an alias)."""
+        node = self._kb.graph.find(entity)
+        if node is None:
+            raise NotFound(f"no entity named '{entity}'")
+        store = self._kb.store
+        own = store.pages_by_subject([ENT + node.id]).get(ENT + node.id)
+        targets = {slugify(n) for n in [node.name, *node.aliases] if any(ch.isalnum() for ch in n)}
+        if own is not None:
+            targets.add(own.slug)
+        slugs = ([own.slug] if own else []) + [s for s in store.pages_linking_to(sorted(targets), limit)
+                                                if not own or s != own.slug]
+        pages = store.pages_by_slug(slugs)
+        return [self._page_out(pages[s]) for s in slugs if s in pages][:limit]
+
+    def get_log(self, last_n: int = 20) -> list[dict[str, Any]]:
+        """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
+        summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
+        _check_count("last_n", last_n)
+        lines = _tail_lines(self.dir / "log.md", last_n) if last_n else []
+        out = []
+        for line in lines:
+            m = _LOG_LINE.match(line)
+            if m:
+                target, _, summary = m.group("rest").partition(" — ")
+                out.append({"timestamp": m.group("ts"), "operation": m.group("op"), "target": target.strip(),
+                            "summary": summary.strip(), "line": line})
+        return out
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+
+    def sync(self) -> dict[str, Any]:
+        """Re-index pages edited, added or deleted by hand (by stat, then content hash), and
+        regenerate generated pages left pending by an interrupted ingest."""
+        res = self._core.sync()
+        res["regenerated"] = self.flush()["pages"]
+        return res
+
+    def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> dict[str, Any]:
+        """Lint the wiki (no sync first). ``fix=True`` repairs what is mechanical — index
+        orphans, drop missing entries, rewrite index.md, add missing cross references;
+        ``create_stubs=True`` also creates stub pages for broken links — and returns the
+        report of what is left, with ``fixed`` listing what was done."""
+        self._catch_up()  # generated pages still marked are regenerated (that is not a sync)
+        report = lint_report(self._core)
+        if fix or create_stubs:
+            done = lint_fix(self._core, report, create_stubs=create_stubs)
+            report = lint_report(self._core)
+            report["fixed"] = done
+        counts = {k: (sum(len(v) for v in report[k].values()) if isinstance(report[k], dict) else len(report[k]))
+                  for k in report if k not in ("problems", "fixed")}
+        self._core.apply(lambda: Plan(log=[f"lint | wiki — {report['problems']} problems"
+                                           + (" after fixes" if fix else "")],
+                                      events=[("wiki.lint", "wiki", {"problems": report["problems"], **counts,
+                                                                     "fix": bool(fix)})]))
+        return report
+
+    def close(self) -> None:
+        """Regenerate pages still marked (``wiki.regenerate = "deferred"``); called by
+        ``kb.close()``. A failure is a warning: the marks stay for the next session."""
+        if self._since_flush:
+            self._catch_up()
+
+    @contextmanager
+    def deferred(self, flush: bool = True) -> Iterator[None]:
+        """Inside, ingests only mark the pages they make stale; leaving the outermost block
+        regenerates them all at once (``flush=False``: the caller calls :meth:`flush`).
+
+        Use it around a loop of ``ingest_with_content`` calls: a page touched by many of them
+        is then written once instead of once per document.
+        """
+        self._defer += 1
+        try:
+            yield
+        finally:
+            self._defer -= 1
+        if flush and not self._defer:
+            self.flush()
+
+    def flush_due(self, warnings: list[str] | None = None) -> dict[str, Any]:
+        """:meth:`flush` once ``wiki.bulk_flush_docs`` documents have been ingested under
+        :meth:`deferred` since the last one (bulk ingest calls this after every batch)."""
+        if self._since_flush < int(self._kb.config["wiki"]["bulk_flush_docs"]):
+            return {"pages": 0, "documents": 0}
+        return self.flush(warnings)
+
+    def after_ingest(self, doc_id: str, entity_ids: Sequence[str], warnings: list[str] | None = None) -> None:
+        """Called inside an ingest's transaction: mark the document's summary page and its
+        entities' pages for regeneration and regenerate them now — unless inside
+        :meth:`deferred`, or ``wiki.regenerate = "deferred"`` (then they are regenerated every
+        ``wiki.bulk_flush_docs`` documents, before the next wiki read, search, write or lint,
+        and when the knowledge base is closed). A page that cannot be written does not fail
+        the ingest: it stays marked (the next flush or ``wiki sync`` retries) and a warning
+        says so."""
+        cfg = self._kb.config["wiki"]
+        if not cfg["auto_pages"]:
+            return
+        store = self._kb.store
+        store.mark_wiki_dirty([DOC + doc_id, *(ENT + e for e in entity_ids)])
+        if self._defer:
+            self._since_flush += 1
+            return
+        if cfg["regenerate"] == "deferred":
+            self._since_flush += 1
+            if self._since_flush < int(cfg["bulk_flush_docs"]):
+                return
+        try:
+            with store.savepoint():
+                self.flush()
+        except GraphmemError as exc:
+            msg = f"wiki pages for '{doc_id}' not updated ({exc}); they are retried by `graphmem wiki sync`"
+            if warnings is not None:
+                warnings.append(msg)
+            else:
+                self._kb.warn(msg)
+
+    def flush(self, warnings: list[str] | None = None, label: str | None = None) -> dict[str, Any]:
+        """Regenerate every generated page marked stale; ``{"pages": n, "documents": m}``.
+
+        With a ``warnings`` list (bulk ingest), a failure to write pages is reported there
+        instead of raised; the pages stay marked and are retried by the next flush or sync.
+        """
+        if warnings is not None:
+            try:
+                return self._flush(label)
+            except GraphmemError as exc:
+                warnings.append(f"wiki pages not updated ({exc}); they are retried by `graphmem wiki sync`")
+                return {"pages": 0, "documents": 0}
+        return self._flush(label)
+
+    def _flush(self, label: str | None) -> dict[str, Any]:
+        store = self._kb.store
+        self._since_flush = 0
+        total = {"pages": 0, "documents": 0}
+        done: set[str] = set()
+        while True:
+            keys = [k for k in store.wiki_dirty(_FLUSH_KEYS + len(done)) if k not in done][:_FLUSH_KEYS]
+            if not keys:
+                return total
+            done.update(keys)
+
+            def make_plan(keys: list[str] = keys) -> Plan:
+                plan = plan_auto_pages(self._core, keys, self._kb.now())
+                # Entities a document brought along are up to date now: unmark them too, so a
+                # later chunk does not render them again.
+                plan.clear_dirty = sorted(set(keys) | set(plan.info["subjects"]))
+                done.update(plan.clear_dirty)
+                if plan.info["relink"]:
+                    store.mark_wiki_dirty(plan.info["relink"])
+                info = plan.info
+                if plan.writes and label:
+                    plan.log += [f"update | {w.category}/{w.slug} — {label}" for w in plan.writes]
+                elif plan.writes:
+                    docs = info["documents"]
+                    summaries = [w for w in plan.writes if w.subject and w.subject.startswith(DOC)]
+                    n_ent = info["entity"]
+                    if len(docs) == 1 and summaries:
+                        head = f"{summaries[0].category}/{summaries[0].slug} — {docs[0]}"
+                    else:
+                        head = f"wiki — {len(docs)} documents: {info['summary']} summary pages"
+                    plan.log.append(f"ingest | {head}; {n_ent} entity page{'s' if n_ent != 1 else ''} updated")
+                return plan
+
+            plan = self._core.apply(make_plan)
+            total["pages"] += len(plan.saved)
+            total["documents"] += len(plan.info.get("documents", []))
+
+
+def _stat_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _tail_lines(path: Path, n: int, block: int = 65536) -> list[str]:
+    """The last ``n`` lines starting with ``## [`` of a file, read backwards in blocks."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return []
+    with fh:
+        fh.seek(0, os.SEEK_END)
+        pos = fh.tell()
+        data = b""
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            data = fh.read(step) + data
+            if data.count(b"\n## [") >= n + 1:
+                break
+    lines = [ln for ln in data.decode("utf-8", errors="replace").split("\n") if ln.startswith("## [")]
+    return lines[-n:]
+
+
+def _check_count(name: str, value: Any, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"{name}: expected a non-negative integer, got {value!r}")
+
+
+def _check_page_args(category: Any, title: Any, content: Any, summary: Any, tags: Any
+                     ) -> tuple[str, str, str, str | None, list[str] | None]:
+    cat = category_slug(category)
+    if cat in RESERVED_DIRS:
+        raise InvalidInput(f"category '{cat}' is reserved by graphmem; choose another")
+    title_s = check_text("title", title, 300)
+    if not isinstance(content, str):
+        raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
+    if "\x00" in content:
+        raise InvalidInput("content: contains NUL bytes; is it a binary file?")
+    body = content if content.endswith("\n") or not content else content + "\n"
+    summary_s = None
+    if summary is not None:
+        summary_s = " ".join(check_text("summary", summary.replace("\n", " ") if isinstance(summary, str)
+                                        else summary, 1000).split())
+    tag_list = None
+    if tags is not None:
+        if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
+            raise InvalidInput("tags: expected a list of strings")
+        tag_list = [check_text("tags[]", t, 100) for t in tags]
+    return cat, title_s, body, summary_s, tag_list

@@ -1,0 +1,406 @@
+"""The wiki's bookkeeping: apply page changes (files + store + index + log) atomically, and
+re-index files that changed on disk (sync).
+
+Atomicity of one operation (a page write, a delete, a sync, a batch of generated pages):
+
+1. every new file is written to a temp file next to its target (nothing visible yet);
+2. in ONE store transaction: page rows, links, claims, cited documents, graph node and events
+   are written; index.md and the touched index shards are rendered from that state and staged;
+   then, as the last step before commit, the temp files are renamed into place;
+3. log.md gets one line per operation after the transaction.
+
+A failure before the renames leaves the old files and rolls the store back; a failing rename
+puts the already-renamed files back from their previous bytes and rolls back; a failing
+commit is undone the same way. Only a process killed between the renames and the commit can
+leave files newer than the store, and the next sync re-indexes them (their size/mtime no
+longer match the store's), so the two agree again.
+
+Sync is stat-based: a file whose size and mtime_ns match its row is not read; one that
+differs is hashed and re-indexed only if its content changed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BackendError
+from ..models import ENTITY, Page, PageLink
+from ..text import content_hash, normalize_name, short_id
+from .files import FileTxn, append_line, read_bytes
+from .indexfiles import stage_index
+from .markdown import index_text, parse_page
+from .slugs import RESERVED_DIRS, shard_of
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["PageWrite", "Plan", "WikiCore", "log_time", "page_summary"]
+
+
+@dataclass
+class PageWrite:
+    """One page to write: its full file text, where it goes, and what it replaces."""
+
+    category: str
+    slug: str
+    path: str  # relative to wiki/, posix
+    text: str
+    subject: str | None = None
+    old: bytes | None = None  # the file's current bytes (None: new file)
+    existing: Page | None = None  # its current row
+    op: str = "write"  # write | update | ingest | sync | fix
+    summary: str = ""
+    from_disk: bool = False  # the text is already the file's (sync): index, do not write
+    stat: tuple[int, int] | None = None  # (size, mtime_ns) of the file on disk, with from_disk
+    front_matter: dict[str, Any] | None = None  # what ``text`` was rendered with (skips re-parsing)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """What one operation changes; built inside its transaction by a ``make_plan`` callable."""
+
+    writes: list[PageWrite] = field(default_factory=list)
+    deletes: list[Page] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    events: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    clear_dirty: list[str] = field(default_factory=list)
+    stat_only: list[tuple[str, int, int]] = field(default_factory=list)
+    saved: list[Page] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def log_time(iso: str) -> str:
+    """``2026-11-30T10:00:00.123Z`` -> ``2026-11-30T10:00:00Z`` (the log's form)."""
+    return iso[:19] + "Z" if len(iso) >= 19 else iso
+
+
+def page_summary(front_matter: dict[str, Any], body: str) -> str:
+    """The one-line summary for the index: front matter ``summary``, else the first line of
+    prose in the body (headings, markers and list bullets skipped)."""
+    s = front_matter.get("summary")
+    if isinstance(s, str) and s.strip():
+        return " ".join(s.split())[:200]
+    for line in body.split("\n"):
+        t = line.strip()
+        if not t or t.startswith(("#", "<!--", "---", "|", "```")):
+            continue
+        t = t.lstrip("-*+> ").replace("**", "").replace("`", "").strip()
+        if t:
+            return " ".join(t.split())[:200]
+    return ""
+
+
+class WikiCore:
+    """Applies page changes and syncs files for one knowledge base."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.dir = kb.home / "wiki"
+        self._dirs_seen: dict[str, int] | None = None
+        self._last_full = -1e18
+        # slug -> entity id known to the operation being applied (filled by generated-page
+        # plans, which know them), so that claims resolve without a query per page.
+        self.slug_hint: dict[str, str] = {}
+
+    # -- paths ------------------------------------------------------------------------------
+
+    def abspath(self, rel: str) -> Path:
+        """Absolute path of a page path relative to wiki/."""
+        return self.dir / rel
+
+    # -- indexing one page --------------------------------------------------------------------
+
+    def _resolve_entities(self, slugs: Iterable[str]) -> dict[str, str]:
+        """Entity ids that link targets stand for: the subject of the target's generated
+        page, else the entity whose name or alias is the slug with ``-`` read as spaces."""
+        store = self.kb.store
+        out = {s: self.slug_hint[s] for s in slugs if s in self.slug_hint}
+        keys = [s for s in dict.fromkeys(slugs) if s not in out]
+        if not keys:
+            return out
+        subjects = store.slug_subjects(keys)
+        rest: dict[str, str] = {}
+        for s in keys:
+            subject = subjects.get(s)
+            if subject and subject.startswith("entity:"):
+                out[s] = subject[len("entity:"):]
+            else:
+                rest[normalize_name(s.replace("-", " "))] = s
+        if rest:
+            found = store.find_nodes(ENTITY, list(rest))
+            for norm, nid in found.items():
+                out[rest[norm]] = nid
+        return out
+
+    def build_row(self, w: PageWrite, size: int, mtime_ns: int, now: str
+                  ) -> tuple[Page, list[PageLink], list[tuple[str, int, str]], list[tuple[str, int | None]]]:
+        """The index row of a page from its file text."""
+        parsed = parse_page(w.text, w.category, w.front_matter)
+        fm = parsed.front_matter
+        title = fm.get("title") if isinstance(fm.get("title"), str) and fm.get("title").strip() else None
+        if title is None:
+            title = next((ln.lstrip("#").strip() for ln in parsed.body.split("\n") if ln.startswith("# ")), None)
+        title = (title or (w.existing.title if w.existing else w.slug)).strip()
+        tags = fm.get("tags") if isinstance(fm.get("tags"), list) else []
+        claims: list[tuple[str, int, str]] = []
+        if parsed.claims:
+            ends = {c.source for c in parsed.claims} | {c.target for c in parsed.claims}
+            ents = self._resolve_entities(ends)
+            onto = self.kb.config.ontology
+            for c in parsed.claims:
+                a, b = ents.get(c.source), ents.get(c.target)
+                norm = onto.normalize_relation(c.relation)
+                if norm.swapped:
+                    a, b = b, a
+                src = a or f"?{c.source}"
+                dst = b or f"?{c.target}"
+                claims.append((short_id("r_", src, norm.type, dst), c.line, c.text))
+        sources: list[tuple[str, int | None]] = []
+        raw_sources = fm.get("source_documents")
+        if isinstance(raw_sources, list):
+            for item in raw_sources:
+                if isinstance(item, str) and item.strip():
+                    doc, _, ver = item.strip().rpartition("@v")
+                    if doc and ver.isdigit():
+                        sources.append((doc, int(ver)))
+                    else:
+                        sources.append((item.strip(), None))
+        existing = w.existing
+        page = Page(
+            slug=w.slug, category=w.category, title=title, path=w.path,
+            summary=w.summary or page_summary(fm, parsed.body), tags=[str(t) for t in tags], front_matter=fm,
+            content=index_text(parsed.body), content_hash=content_hash(w.text), size=size, mtime_ns=mtime_ns,
+            node_id=existing.node_id if existing and existing.node_id else short_id("p_", w.slug),
+            subject=w.subject if w.subject is not None else (existing.subject if existing else None),
+            entity_type=parsed.stated_type, contradictions=parsed.contradictions, stub=parsed.stub,
+            created_at=existing.created_at if existing else now, updated_at=now, shard=shard_of(w.slug),
+        )
+        return page, parsed.links, claims, list(dict(sources).items())
+
+    # -- applying changes ------------------------------------------------------------------------
+
+    def apply(self, make_plan: Callable[[], Plan]) -> Plan:
+        """Run one operation: ``make_plan()`` is called inside the store transaction (so what
+        it reads is what gets written), then its pages are written, deleted, indexed and logged
+        as described in the module docstring. Returns the plan, with ``saved`` filled in."""
+        kb, store = self.kb, self.kb.store
+        ftx = FileTxn()
+        try:
+            with store.transaction():
+                plan = make_plan()
+                now = kb.now()
+                shards: dict[tuple[str, str], dict[str, Page | None]] = {}
+                for w in plan.writes:
+                    path = self.abspath(w.path)
+                    if w.from_disk:
+                        assert w.stat is not None
+                        size, mtime = w.stat
+                    else:
+                        st = ftx.write(path, w.text.encode("utf-8"), old=w.old) or os.stat(path)
+                        size, mtime = st.st_size, st.st_mtime_ns
+                    page, links, claims, sources = self.build_row(w, size, mtime, now)
+                    old_row = w.existing
+                    if old_row is not None and old_row.path != page.path:
+                        ftx.delete(self.abspath(old_row.path))
+                    store.save_page(page, links, claims, sources)
+                    # The index lists slug, title and summary: rewrite it only when one changed.
+                    if old_row is None or (old_row.category, old_row.shard, old_row.title, old_row.summary) != (
+                            page.category, page.shard, page.title, page.summary):
+                        if old_row is not None:
+                            shards.setdefault((old_row.category, old_row.shard), {})[page.slug] = None
+                        shards.setdefault((page.category, page.shard), {})[page.slug] = page
+                    payload = {"category": page.category, "path": page.path, "title": page.title,
+                               "content_hash": page.content_hash, **w.extra}
+                    store.append_event(f"wiki.{w.op}", page.slug, now, payload)
+                    plan.saved.append(page)
+                for p in plan.deletes:
+                    ftx.delete(self.abspath(p.path))
+                    store.delete_page_row(p.slug)
+                    shards.setdefault((p.category, p.shard), {})[p.slug] = None
+                    store.append_event("wiki.delete", p.slug, now, {"category": p.category, "path": p.path,
+                                                                    "title": p.title})
+                for slug, size, mtime in plan.stat_only:
+                    store.set_page_stat(slug, size, mtime)
+                for etype, target, payload in plan.events:
+                    store.append_event(etype, target, now, payload)
+                if plan.clear_dirty:
+                    store.clear_wiki_dirty(plan.clear_dirty)
+                if shards:
+                    stage_index(ftx, store, self.dir, shards,  # type: ignore[arg-type]
+                                int(kb.config["wiki"]["index_inline_max"]))
+                ftx.commit()
+        except BaseException:
+            ftx.undo()
+            raise
+        finally:
+            self.slug_hint = {}
+        if plan.log:
+            self.append_log(plan.log, now)
+        self.note_own_writes()
+        return plan
+
+    # -- log.md ------------------------------------------------------------------------------------
+
+    def append_log(self, entries: Sequence[str], now: str) -> None:
+        """Append ``## [time] entry`` lines to log.md (created with a title when absent)."""
+        path = self.dir / "log.md"
+        head = "" if path.exists() else "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n"
+        stamp = log_time(now)
+        lines = "".join(f"## [{stamp}] {' '.join(e.split())}\n" for e in entries)
+        append_line(path, head + lines)
+
+    # -- sync ----------------------------------------------------------------------------------------
+
+    def _scan(self) -> dict[str, os.stat_result]:
+        """Every page file ``<category>/<name>.md`` under wiki/ with its stat."""
+        out: dict[str, os.stat_result] = {}
+        try:
+            cats = [e for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            return out
+        for cat in cats:
+            if cat.name.startswith(".") or cat.name in RESERVED_DIRS:
+                continue
+            try:
+                entries = list(os.scandir(cat.path))
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
+                    try:
+                        out[f"{cat.name}/{e.name}"] = e.stat()
+                    except OSError:
+                        continue
+        return out
+
+    def list_files(self) -> set[str]:
+        """Relative paths of the page files on disk (names only: no stat, for lint)."""
+        out: set[str] = set()
+        try:
+            cats = [e for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            return out
+        for cat in cats:
+            if cat.name.startswith(".") or cat.name in RESERVED_DIRS:
+                continue
+            for name in os.listdir(cat.path):
+                if name.endswith(".md") and not name.startswith("."):
+                    out.add(f"{cat.name}/{name}")
+        return out
+
+    def _dir_state(self) -> dict[str, int]:
+        state: dict[str, int] = {}
+        try:
+            state[""] = os.stat(self.dir).st_mtime_ns
+            for e in os.scandir(self.dir):
+                if e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and e.name not in RESERVED_DIRS:
+                    state[e.name] = e.stat().st_mtime_ns
+        except FileNotFoundError:
+            pass
+        return state
+
+    def note_own_writes(self) -> None:
+        """Remember the folders' mtimes after our own change, so that it does not look like
+        someone else's."""
+        if self._dirs_seen is not None:
+            self._dirs_seen = self._dir_state()
+
+    def sync(self, paths: Sequence[str] | None = None) -> dict[str, Any]:
+        """Re-index page files that changed on disk, index new ones, drop deleted ones.
+
+        ``paths`` (relative to wiki/) limits the check to those files; None checks all.
+        Returns ``{"indexed": [...], "removed": [...], "unchanged": n, "skipped": [...]}``.
+        """
+        store = self.kb.store
+        full = paths is None
+        if full:
+            on_disk = self._scan()
+            rows = store.page_files()
+            self._last_full = time.monotonic()
+            self._dirs_seen = self._dir_state()
+        else:
+            on_disk = self._stat_paths(paths or ())
+            rows = store.page_stats(paths or ())
+        changed = [rel for rel, st in on_disk.items()
+                   if rel not in rows or (rows[rel][1], rows[rel][2]) != (st.st_size, st.st_mtime_ns)]
+        gone = [rel for rel in rows if rel not in on_disk]
+        result: dict[str, Any] = {"indexed": [], "removed": [], "unchanged": len(on_disk) - len(changed),
+                                  "skipped": []}
+        if not changed and not gone:
+            return result
+
+        def make_plan() -> Plan:
+            # Re-read inside the transaction: another process may have synced meanwhile.
+            now_rows = store.page_stats(changed + gone)
+            plan = Plan()
+            existing = store.pages_by_slug(now_rows[rel][0] for rel in changed if rel in now_rows)
+            claimed: set[str] = set()
+            for rel in sorted(changed):
+                raw = read_bytes(self.abspath(rel))
+                if raw is None:
+                    continue
+                st = on_disk[rel]
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    result["skipped"].append({"path": rel, "reason": "not UTF-8 text; convert it to index it"})
+                    continue
+                row = now_rows.get(rel)
+                if row is not None and row[3] == content_hash(text):
+                    plan.stat_only.append((row[0], st.st_size, st.st_mtime_ns))
+                    continue
+                category, name = rel.split("/", 1)
+                slug = row[0] if row else name[:-3].lower()
+                if row is None:
+                    other = store.get_page(slug)
+                    if other is not None or slug in claimed:
+                        where = other.path if other else "another new file"
+                        result["skipped"].append({"path": rel, "reason": f"page name '{slug}' is already used by "
+                                                                          f"{where}; rename the file"})
+                        continue
+                claimed.add(slug)
+                plan.writes.append(PageWrite(category, slug, rel, text, old=raw, existing=existing.get(slug),
+                                             op="sync", from_disk=True, stat=(st.st_size, st.st_mtime_ns),
+                                             extra={"change": "edited" if row else "added"}))
+            plan.deletes = list(store.pages_by_slug(now_rows[rel][0] for rel in gone if rel in now_rows).values())
+            if plan.writes or plan.deletes:
+                names = [f"{w.category}/{w.slug}" for w in plan.writes] + [f"-{p.category}/{p.slug}"
+                                                                          for p in plan.deletes]
+                plan.log.append(f"sync | wiki — {len(plan.writes)} indexed, {len(plan.deletes)} removed: "
+                                + ", ".join(names[:8]) + (" …" if len(names) > 8 else ""))
+            return plan
+
+        plan = self.apply(make_plan)
+        result["indexed"] = [f"{w.category}/{w.slug}" for w in plan.writes]
+        result["removed"] = [f"{p.category}/{p.slug}" for p in plan.deletes]
+        return result
+
+    def _stat_paths(self, paths: Sequence[str]) -> dict[str, os.stat_result]:
+        out: dict[str, os.stat_result] = {}
+        for rel in paths:
+            try:
+                out[rel] = os.stat(self.abspath(rel))
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise BackendError(f"cannot read wiki page {rel}: {exc.strerror}") from None
+        return out
+
+    def autosync(self, paths: Sequence[str] = (), periodic: bool = True) -> None:
+        """The cheap sync that runs before search, read and write: the given page files are
+        always checked; the whole folder is re-scanned when a folder's mtime changed (a file
+        was added, removed or renamed) or, with ``periodic`` (search, list), when
+        ``wiki.autosync_interval`` seconds have passed since the last full scan (an in-place
+        edit of a page nobody asked for is found then, or by ``wiki sync``)."""
+        interval = float(self.kb.config["wiki"]["autosync_interval"])
+        if (self._dirs_seen is None or (periodic and time.monotonic() - self._last_full >= interval)
+                or self._dir_state() != self._dirs_seen):
+            self.sync()
+        elif paths:
+            self.sync(list(paths))

@@ -1,0 +1,339 @@
+"""Pages from every ingest, deterministic and without an LLM.
+
+An ingest marks, in its own transaction, the pages it makes stale: ``doc:<id>`` (the
+document's summary page) and ``entity:<node id>`` (one page per entity it touched). This
+module turns a set of such marks into page writes:
+
+* summary page (category ``summary``): document, version, source; key claims as
+  ``[[a]] relation [[b]]`` with confidence, quote and chunk citation; the entities it names;
+* entity page (category ``entity``): type and aliases; relations in both directions, with the
+  first evidence quote of each; the documents that name it; summary pages that link to it.
+  An entity gets its page once it has a relation or ``wiki.entity_min_documents`` documents
+  name it (default 2; 1 = every entity): a page for a name seen once, with nothing linked to
+  it, would repeat its one summary page — and on entity-dense corpora most names are such;
+* a "Contradictions" section on either when the same pair carries opposite relations
+  (``ontology.are_opposite``, e.g. causes vs prevents) or a new document version dropped a
+  claim its previous version made.
+
+Only the block between graphmem's markers is rewritten; the rest of an existing page is kept
+byte for byte. Every list is bounded (``wiki.max_relations``, ``max_documents``,
+``max_claims``, ``max_entities``, ``max_backlinks``) and read through index ranges with
+LIMITs, strongest/oldest first, so a hub entity's page costs what a small one's does and
+stops changing once it is full (unchanged pages are not rewritten at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..models import Document, Edge, Node, Page, Provenance
+from ..text import normalize_name
+from .core import PageWrite, Plan, WikiCore
+from .files import read_bytes
+from .markdown import dump_front_matter, replace_generated, split_front_matter
+from .slugs import page_path, slugify
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["plan_auto_pages", "DOC", "ENT"]
+
+DOC = "doc:"
+ENT = "entity:"
+
+
+def _quote(text: str, n: int = 160) -> str:
+    one = " ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]")
+    return "“" + (one if len(one) <= n else one[: n - 1] + "…") + "”"
+
+
+def _md(text: str) -> str:
+    """A name as plain markdown text (no accidental links or emphasis)."""
+    return " ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]").replace("*", "\\*")
+
+
+@dataclass
+class _Ctx:
+    """Everything one batch of generated pages needs, read in bulk."""
+
+    store: Store
+    nodes: dict[str, Node] = field(default_factory=dict)
+    slugs: dict[str, str] = field(default_factory=dict)  # subject -> slug (existing or planned)
+    docs: dict[str, Document] = field(default_factory=dict)
+    prov: dict[str, Provenance] = field(default_factory=dict)  # first evidence per edge
+    opposed: dict[tuple[str, str, str], Edge] = field(default_factory=dict)  # (source, type, target) found
+
+    def ent(self, node_id: str, self_id: str | None = None) -> str:
+        slug = self.slugs.get(ENT + node_id) if node_id != self_id else None
+        if slug:
+            return f"[[{slug}]]"
+        node = self.nodes.get(node_id)
+        return f"**{_md(node.name)}**" if node else f"`{node_id}`"
+
+    def doc(self, doc_id: str) -> str:
+        slug = self.slugs.get(DOC + doc_id)
+        return f"[[{slug}]]" if slug else f"`{doc_id}`"
+
+    def cite(self, p: Provenance | None, own_doc: str | None = None) -> str:
+        if p is None:
+            return ""
+        chunk = f"chunk `{p.chunk_id}`" if p.chunk_id else ""
+        if p.doc_id == own_doc:
+            return f" — {_quote(p.text)}" + (f" — {chunk}" if chunk else "")
+        return f" — {_quote(p.text)} — {self.doc(p.doc_id)} v{p.version}" + (f", {chunk}" if chunk else "")
+
+    def claim(self, e: Edge, p: Provenance | None, own_doc: str | None = None, self_id: str | None = None) -> str:
+        """``- [[a]] type [[b]] (confidence) — quote — citation``; the page's own entity
+        (``self_id``) in bold instead of a link to itself."""
+        return (f"- {self.ent(e.source, self_id)} {e.type} {self.ent(e.target, self_id)} (confidence "
+                f"{e.confidence:.2f}){self.cite(p, own_doc)}")
+
+
+def _opposite_lines(ctx: _Ctx, edges: Iterable[Edge], opposite: dict[str, str]) -> list[str]:
+    """Conflict lines for edges whose pair also carries the opposite relation (looked up in
+    bulk beforehand into ``ctx.opposed``)."""
+    out: list[str] = []
+    seen: set[frozenset[str]] = set()
+    for e in edges:
+        opp = opposite.get(e.type)
+        if not opp:
+            continue
+        other = ctx.opposed.get((e.source, opp, e.target))
+        if other is None or frozenset((e.id, other.id)) in seen:
+            continue
+        seen.add(frozenset((e.id, other.id)))
+        pa, pb = ctx.prov.get(e.id), ctx.prov.get(other.id)
+        out.append(
+            f"- Conflict: {ctx.ent(e.source)} {e.type} {ctx.ent(e.target)} ({e.confidence:.2f}"
+            f"{', ' + ctx.doc(pa.doc_id) if pa else ''}) vs {ctx.ent(other.source)} {other.type} "
+            f"{ctx.ent(other.target)} ({other.confidence:.2f}{', ' + ctx.doc(pb.doc_id) if pb else ''})"
+        )
+    return out
+
+
+def _dropped_line(ctx: _Ctx, e: Edge, doc_id: str, version: int, before: int) -> str:
+    return (f"- Dropped: `{doc_id}` version {version} no longer states {ctx.ent(e.source)} {e.type} "
+            f"{ctx.ent(e.target)} (version {before} did)")
+
+
+def _section(title: str, lines: Sequence[str], empty: str | None = None) -> list[str]:
+    if not lines and empty is None:
+        return []
+    return ["", f"## {title}", "", *(lines or [empty or ""])]
+
+
+def _allocate(store: Store, wiki_dir: Any, category: str, title: str, planned: set[str]) -> str:
+    base = slugify(title)
+    taken = store.slugs_taken(base)
+    slug, n = base, 1
+    # Never overwrite a file that sits there unindexed (dropped by hand, not yet synced).
+    while slug in taken or slug in planned or page_path(wiki_dir, category, slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    planned.add(slug)
+    return slug
+
+
+def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
+    """The page writes that bring the generated pages of ``keys`` up to date (call inside the
+    transaction that applies them)."""
+    kb, store = core.kb, core.kb.store
+    cfg = kb.config["wiki"]
+    max_rel, max_docs = int(cfg["max_relations"]), int(cfg["max_documents"])
+    max_claims, max_ents, max_back = int(cfg["max_claims"]), int(cfg["max_entities"]), int(cfg["max_backlinks"])
+    min_docs = int(cfg["entity_min_documents"])
+    opposite = dict(kb.config.ontology.opposite_relations)
+    ctx = _Ctx(store)
+
+    # -- documents: claims, entities, dropped claims ------------------------------------------------
+    doc_ids = sorted({k[len(DOC):] for k in keys if k.startswith(DOC)})
+    ent_ids = list(dict.fromkeys(k[len(ENT):] for k in keys if k.startswith(ENT)))
+    docs = store.latest_documents(doc_ids)
+    per_doc: dict[str, tuple[list[tuple[Edge, Provenance]], list[str], list[Edge]]] = {}
+    for d in docs.values():
+        claims = store.document_claims(d.doc_id, d.version, max_claims)
+        ents = store.document_entity_ids(d.doc_id, d.version, max_ents)
+        dropped: list[Edge] = []
+        if d.version > 1:
+            prev = store.document_claim_ids(d.doc_id, d.version - 1)
+            if prev:
+                gone = prev - store.document_claim_ids(d.doc_id, d.version)
+                dropped = sorted(store.get_edges(gone).values(), key=lambda e: e.id)[:max_claims]
+        per_doc[d.doc_id] = (claims, ents, dropped)
+        for e, p in claims:
+            ctx.prov.setdefault(e.id, p)
+        ent_ids += ents + [x for e, _ in claims for x in (e.source, e.target)]
+        ent_ids += [x for e in dropped for x in (e.source, e.target)]
+    ent_ids = list(dict.fromkeys(ent_ids))
+
+    # -- entities: bounded relations, documents, conflicts -------------------------------------------
+    ctx.nodes = store.get_nodes(ent_ids)
+    ent_ids = [n for n in ent_ids if n in ctx.nodes]
+    per_ent: dict[str, tuple[list[Edge], bool, list[tuple[str, int]], bool, list[Edge]]] = {}
+    others: set[str] = set()
+    for nid in ent_ids:
+        out, inc = store.strongest_edges(nid, max_rel)
+        rels = sorted({e.id: e for e in out + inc}.values(), key=lambda e: (-e.confidence, e.created_at, e.id))
+        more_rels = len(rels) > max_rel or len(out) == max_rel or len(inc) == max_rel
+        rels = rels[:max_rel]
+        ds, more_docs = store.node_documents(nid, max_docs)
+        conflicts = store.edges_of_types(nid, sorted(opposite), 2 * max_rel) if out else []
+        per_ent[nid] = (rels, more_rels, ds, more_docs, conflicts)
+        others.update(x for e in rels + conflicts for x in (e.source, e.target))
+    ctx.slugs = store.subject_slugs([DOC + d for d in doc_ids] + [ENT + n for n in set(ctx.nodes) | others])
+    # Names are needed only for the ends that are shown as text (no page to link to).
+    missing = {n for n in others - set(ctx.nodes) if ENT + n not in ctx.slugs}
+    if missing:
+        ctx.nodes.update(store.get_nodes(missing))
+    shown = [e for v in per_ent.values() for e in v[0] + v[4]] + [e for v in per_doc.values() for e, _ in v[0]]
+    ctx.opposed = store.find_edges((e.source, opposite[e.type], e.target) for e in shown if e.type in opposite)
+    edge_ids = {e.id for e in shown} | {e.id for v in per_doc.values() for e in v[2]}
+    edge_ids |= {e.id for e in ctx.opposed.values()}
+    ctx.prov.update({k: v for k, v in store.first_provenance("edge", edge_ids - set(ctx.prov)).items()})
+    ref_docs = set(doc_ids) | {p.doc_id for p in ctx.prov.values()} | {d for v in per_ent.values() for d, _ in v[2]}
+    ctx.docs = store.latest_documents(ref_docs)
+
+    # -- slugs: existing pages by subject, new ones allocated ------------------------------------------
+    ctx.slugs.update(store.subject_slugs([DOC + d for d in ref_docs if DOC + d not in ctx.slugs]))
+    planned: set[str] = set()
+    targets: list[tuple[str, str, str]] = []  # (subject, category, title)
+    for d in doc_ids:
+        if d in docs:
+            targets.append((DOC + d, "summary", docs[d].title))
+    for nid in ent_ids:
+        rels, _, ds, _, _ = per_ent[nid]
+        if ENT + nid not in ctx.slugs and not rels and len(ds) < min_docs:
+            # Nothing to say beyond its one summary page (yet): no page, unless a person wrote one.
+            same = store.find_page("entity", normalize_name(ctx.nodes[nid].name))
+            if same is None or same.subject is not None:
+                continue
+        targets.append((ENT + nid, "entity", ctx.nodes[nid].name))
+    existing = store.pages_by_subject(s for s, _, _ in targets if s in ctx.slugs)
+    adopt: dict[str, Page] = {}
+    for i, (subject, category, title) in enumerate(targets):
+        if subject in ctx.slugs:
+            continue
+        same = store.find_page(category, normalize_name(title))
+        if same is not None and same.subject is None and same.slug not in planned:
+            adopt[subject] = same  # a page written by hand about the same thing: add a block to it
+            ctx.slugs[subject] = same.slug
+            planned.add(same.slug)
+            continue
+        if same is not None and subject.startswith(DOC):  # another document's summary has this title
+            title = f"{title} ({subject[len(DOC):]})"
+            targets[i] = (subject, category, title)
+        ctx.slugs[subject] = _allocate(store, core.dir, category, title, planned)
+
+    core.slug_hint.update({slug: s[len(ENT):] for s, slug in ctx.slugs.items() if s.startswith(ENT)})
+
+    # -- render ---------------------------------------------------------------------------------------
+    plan = Plan()
+    for subject, category, title in targets:
+        page = existing.get(subject) or adopt.get(subject)
+        slug = ctx.slugs[subject]
+        if subject.startswith(DOC):
+            d = docs[subject[len(DOC):]]
+            claims, ents, dropped = per_doc[d.doc_id]
+            block, sources = _summary_block(ctx, store, d, claims, ents, dropped, opposite)
+            tags = ["summary"]
+        else:
+            nid = subject[len(ENT):]
+            rels, more_rels, ds, more_docs, conflicts = per_ent[nid]
+            backs = store.page_backlinks(slug, max_back, category="summary") if page else []
+            block, sources = _entity_block(ctx, store, ctx.nodes[nid], rels, more_rels, ds, more_docs, conflicts,
+                                           backs, opposite)
+            tags = ["entity", ctx.nodes[nid].type]
+        w = _page_write(core, page, category, slug, title, subject, block, sources, tags, now)
+        if w is not None:
+            plan.writes.append(w)
+    # A new entity page lists documents whose summary pages named it as plain text: those
+    # summaries are marked, so that the next round links them to it.
+    relink = sorted({DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
+                     for d, _ in per_ent[s[len(ENT):]][2]} - {DOC + d for d in doc_ids})
+    plan.info = {"summary": sum(1 for w in plan.writes if w.category == "summary" and w.subject),
+                 "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
+                 "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": relink}
+    return plan
+
+
+def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, title: str, subject: str,
+                block: str, sources: list[str], tags: list[str], now: str) -> PageWrite | None:
+    """The write that puts ``block`` in the page (None when nothing would change)."""
+    rel = page.path if page else f"{category}/{slug}.md"
+    old = read_bytes(core.abspath(rel)) if page else None
+    if old is not None:
+        try:
+            old_text = old.decode("utf-8")
+        except UnicodeDecodeError:
+            old_text = None
+        if old_text is not None:
+            fm, body, _, error = split_front_matter(old_text)
+            new_body = replace_generated(body, block)
+            if error is None and new_body == body and fm.get("source_documents") == sources:
+                return None
+            merged = dict(fm) if error is None else {}
+            merged.setdefault("title", title)
+            merged["category"] = page.category if page else category
+            merged.setdefault("tags", tags)
+            merged["source_documents"] = sources
+            merged["updated"] = now
+            if error is not None:  # keep the unreadable front matter as text, below the new one
+                new_body = old_text if old_text.endswith("\n") else old_text + "\n"
+                new_body = replace_generated(new_body, block)
+            return PageWrite(page.category if page else category, slug, rel, dump_front_matter(merged) + new_body,
+                             subject=subject, old=old, existing=page, op="ingest", front_matter=merged,
+                             extra={"change": "updated", "subject": subject})
+    fm = {"title": title, "category": category, "tags": tags, "source_documents": sources, "updated": now}
+    body = f"# {title}\n\n" + replace_generated("", block)
+    return PageWrite(category, slug, rel, dump_front_matter(fm) + body, subject=subject, old=old, existing=page,
+                     op="ingest", front_matter=fm,
+                     extra={"change": "created" if page is None else "recreated", "subject": subject})
+
+
+def _summary_block(ctx: _Ctx, store: Store, d: Document, claims: list[tuple[Edge, Provenance]], ents: list[str],
+                   dropped: list[Edge], opposite: dict[str, str]) -> tuple[str, list[str]]:
+    source = f" · source `{d.source}`" if d.source else ""
+    lines = [f"**Document:** `{d.doc_id}` · version {d.version}{source} · {d.chunk_count} chunk"
+             f"{'s' if d.chunk_count != 1 else ''}"]
+    lines += _section("Key claims", [ctx.claim(e, p, d.doc_id) for e, p in claims], "_No relations were extracted._")
+    ent_lines = [f"- {ctx.ent(n)} ({_md(ctx.nodes[n].type)})" for n in ents if n in ctx.nodes]
+    lines += _section("Entities", ent_lines, "_No entities were extracted._")
+    conflicts = _opposite_lines(ctx, (e for e, _ in claims), opposite)
+    conflicts += [_dropped_line(ctx, e, d.doc_id, d.version, d.version - 1) for e in dropped]
+    lines += _section("Contradictions", conflicts)
+    return "\n".join(lines), [f"{d.doc_id}@v{d.version}"]
+
+
+def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_rels: bool,
+                  ds: list[tuple[str, int]], more_docs: bool, conflicts: list[Edge], backs: list[tuple[str, int]],
+                  opposite: dict[str, str]) -> tuple[str, list[str]]:
+    head = f"**Type:** {_md(node.type)}"
+    if node.aliases:
+        head += " · **Aliases:** " + ", ".join(_md(a) for a in node.aliases[:10])
+    lines = [head]
+    rel_lines = [ctx.claim(e, ctx.prov.get(e.id), self_id=node.id) for e in rels]
+    if more_rels:
+        rel_lines.append(f"- … more relations: `graphmem entity show \"{node.name}\"`")
+    lines += _section("Relations", rel_lines, "_No relations yet._")
+    doc_lines = []
+    for doc_id, version in ds:
+        doc = ctx.docs.get(doc_id)
+        name = _md(doc.title) if doc else "(deleted)"
+        doc_lines.append(f"- {ctx.doc(doc_id)} — {name} (`{doc_id}` v{version})")
+    if more_docs:
+        doc_lines.append("- … more documents name it")
+    lines += _section("Documents", doc_lines, "_No document names it yet._")
+    listed = {ctx.slugs.get(DOC + d) for d, _ in ds}
+    see = [f"- [[{src}]]" for src in dict.fromkeys(s for s, _ in backs) if src not in listed]
+    lines += _section("See also", see)
+    found = _opposite_lines(ctx, [*conflicts, *rels], opposite)
+    for e in rels:  # a claim whose first source dropped it in a later version
+        p = ctx.prov.get(e.id)
+        latest = ctx.docs.get(p.doc_id) if p else None
+        if p and latest and latest.version > p.version and not store.edges_supported_by([e.id], p.doc_id,
+                                                                                           latest.version):
+            found.append(_dropped_line(ctx, e, p.doc_id, latest.version, p.version))
+    lines += _section("Contradictions", found)
+    return "\n".join(lines), [f"{d}@v{v}" for d, v in ds]

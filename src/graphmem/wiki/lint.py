@@ -1,0 +1,240 @@
+"""Wiki lint: what is out of step between the files, the index, the links and the graph.
+
+Lint does not sync first: it reports what sync (or ``--fix``) would mend. The seed's four keys
+keep the seed's meanings (``broken_wikilinks`` entries carry the line number as well); the
+rest are what the seed's lint workflow asked the agent to look for by hand. Every check is a
+query over the index (plus one listing of the folder names for orphans and missing files).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InvalidInput
+from ..models import ENTITY
+from .core import PageWrite, Plan, WikiCore
+from .files import FileTxn, read_bytes
+from .generate import ENT
+from .indexfiles import INDEX_DIR, stage_index
+from .markdown import dump_front_matter, generated_block, parse_links, replace_generated, split_front_matter
+from .slugs import slugify
+
+__all__ = ["LINT_KEYS", "lint", "count_problems", "fix"]
+
+LINT_KEYS = (
+    "orphan_pages",
+    "missing_pages",
+    "broken_wikilinks",
+    "isolated_pages",
+    "unlinked_pages",
+    "stale_pages",
+    "contradictions",
+    "uncited_claims",
+    "missing_cross_references",
+    "stubs",
+)
+
+
+def count_problems(report: dict[str, Any]) -> int:
+    """Number of findings in a lint report (each broken link counts once)."""
+    n = 0
+    for key in LINT_KEYS:
+        value = report.get(key) or []
+        n += sum(len(v) for v in value.values()) if isinstance(value, dict) else len(value)
+    return n
+
+
+def lint(core: WikiCore) -> dict[str, Any]:
+    """The lint report (see :data:`LINT_KEYS`)."""
+    kb, store = core.kb, core.kb.store
+    cfg = kb.config["wiki"]
+    files = core.list_files()
+    rows = store.page_files()
+    report: dict[str, Any] = {
+        "orphan_pages": sorted(files - rows.keys()),
+        "missing_pages": sorted(rows[p][0] for p in rows.keys() - files),
+    }
+    broken: dict[str, list[dict[str, Any]]] = {}
+    for src, target, line in store.wiki_broken_links():
+        broken.setdefault(src, []).append({"target": target, "line": line})
+    report["broken_wikilinks"] = broken
+    report["isolated_pages"] = store.wiki_isolated_pages()
+    report["unlinked_pages"] = store.wiki_unlinked_pages()
+    report["stale_pages"] = [
+        {"slug": page, "doc_id": doc, "cited_version": cited, "latest_version": latest,
+         "reason": "document deleted" if latest is None else f"cites version {cited}, latest is {latest}"}
+        for page, doc, cited, latest in store.wiki_stale_sources()
+    ]
+    contradictions: list[dict[str, Any]] = [
+        {"slug": slug, "kind": "flagged", "count": n} for slug, n in store.wiki_flagged_pages()
+    ]
+    contradictions += _type_conflicts(core)
+    report["contradictions"] = contradictions
+    report["uncited_claims"] = [
+        {"slug": page, "line": line, "claim": text, "edge_id": edge_id,
+         "reason": "no such relation in the graph" if missing else "the relation has no evidence left"}
+        for page, edge_id, line, text, missing in store.wiki_uncited_claims()
+    ]
+    cap = int(cfg["max_documents"]) + int(cfg["max_backlinks"])
+    xrefs: list[dict[str, Any]] = []
+    to_entity = store.wiki_one_way_links("summary", "entity")
+    per_entity: dict[str, int] = {}
+    for _, ent in to_entity:
+        per_entity[ent] = per_entity.get(ent, 0) + 1
+    for summary, ent in to_entity:
+        # A hub entity lists only its first documents (bounded pages); not a finding past the cap.
+        if per_entity[ent] <= cap or len(store.page_backlinks(ent, cap + 1, category="summary")) <= cap:
+            xrefs.append({"slug": ent, "missing_link_to": summary})
+    for ent, summary in store.wiki_one_way_links("entity", "summary"):
+        xrefs.append({"slug": summary, "missing_link_to": ent})
+    report["missing_cross_references"] = sorted(xrefs, key=lambda x: (x["slug"], x["missing_link_to"]))
+    report["stubs"] = store.wiki_stubs()
+    report["problems"] = count_problems(report)
+    return report
+
+
+def _type_conflicts(core: WikiCore) -> list[dict[str, Any]]:
+    """The same entity stated with different types on different pages."""
+    store, onto = core.kb.store, core.kb.config.ontology
+    stated = store.wiki_stated_types()
+    if not stated:
+        return []
+    by_title = store.find_nodes(ENTITY, {t for _, subject, t, _ in stated if not (subject or "").startswith(ENT)})
+    groups: dict[str, dict[str, str]] = {}
+    for slug, subject, title_norm, etype in stated:
+        nid = subject[len(ENT):] if subject and subject.startswith(ENT) else by_title.get(title_norm)
+        if nid:
+            groups.setdefault(nid, {})[slug] = onto.normalize_type(etype)
+    out = []
+    nodes = store.get_nodes([n for n, g in groups.items() if len(set(g.values())) > 1])
+    for nid, pages in sorted(groups.items()):
+        if len(set(pages.values())) > 1:
+            out.append({"slug": sorted(pages)[0], "kind": "entity types", "entity": nodes[nid].name if nid in nodes
+                        else nid, "types": dict(sorted(pages.items()))})
+    return out
+
+
+def fix(core: WikiCore, report: dict[str, Any], create_stubs: bool = False) -> dict[str, Any]:
+    """Repair what is mechanical; returns what was done per kind."""
+    kb, store = core.kb, core.kb.store
+    done: dict[str, Any] = {}
+    paths = list(report["orphan_pages"]) + [
+        p.path for p in store.pages_by_slug(report["missing_pages"]).values()]
+    if paths:
+        res = core.sync(paths)
+        done["indexed"] = res["indexed"]
+        done["removed"] = res["removed"]
+        if res["skipped"]:
+            done["not_indexed"] = res["skipped"]
+    # Cross references: regenerate generated pages (their "See also" picks the links up);
+    # pages without a generated block get one listing the missing links.
+    regen: set[str] = set()
+    manual: dict[str, set[str]] = {}
+    pages = store.pages_by_slug(x["slug"] for x in report["missing_cross_references"])
+    for x in report["missing_cross_references"]:
+        p = pages.get(x["slug"])
+        if p is None:
+            continue
+        if p.subject:
+            regen.add(p.subject)
+        else:
+            manual.setdefault(p.slug, set()).add(x["missing_link_to"])
+    if regen and kb.config["wiki"]["auto_pages"]:
+        store_keys = sorted(regen)
+        with store.transaction():
+            store.mark_wiki_dirty(store_keys)
+        done["regenerated"] = core.kb.wiki.flush()["pages"]
+    if manual:
+        done["cross_references_added"] = _add_see_also(core, manual, pages)
+    if create_stubs and report["broken_wikilinks"]:
+        done["stubs_created"] = _create_stubs(core, report["broken_wikilinks"])
+    # Always rewrite index.md and every shard from the store (mends a hand-edited index).
+    _rewrite_index(core)
+    done["index_rewritten"] = True
+    return done
+
+
+def _add_see_also(core: WikiCore, manual: dict[str, set[str]], pages: dict[str, Any]) -> list[str]:
+    def make_plan() -> Plan:
+        plan = Plan()
+        now = core.kb.now()
+        for slug, targets in sorted(manual.items()):
+            page = pages[slug]
+            old = read_bytes(core.abspath(page.path))
+            if old is None:
+                continue
+            fm, body, _, error = split_front_matter(old.decode("utf-8", errors="replace"))
+            if error is not None:
+                continue
+            span = generated_block(body)
+            have = {ln.target for ln in parse_links(body[span[0]:span[1]])} if span else set()
+            links = sorted(have | targets)
+            block = "## See also\n\n" + "\n".join(f"- [[{t}]]" for t in links)
+            fm["updated"] = now
+            plan.writes.append(PageWrite(page.category, page.slug, page.path,
+                                         dump_front_matter(fm) + replace_generated(body, block), old=old,
+                                         existing=page, op="fix", extra={"change": "cross references"}))
+        if plan.writes:
+            plan.log += [f"lint | {w.category}/{w.slug} — cross references added" for w in plan.writes]
+        return plan
+
+    return [f"{p.category}/{p.slug}" for p in core.apply(make_plan).saved]
+
+
+def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> list[str]:
+    store, kb = core.kb.store, core.kb
+    first_source: dict[str, str] = {}
+    for src, items in sorted(broken.items()):
+        for item in items:
+            first_source.setdefault(item["target"], src)
+
+    def make_plan() -> Plan:
+        plan = Plan()
+        now = kb.now()
+        for target, src in sorted(first_source.items()):
+            try:
+                ok = slugify(target.replace("-", " ")) == target
+            except InvalidInput:  # a target no page can be named after
+                ok = False
+            if not ok or store.get_page(target) is not None:
+                continue
+            title = target.replace("-", " ")
+            entity = kb.graph.find(title)
+            category = "entity" if entity is not None else str(kb.config["wiki"]["stub_category"])
+            fm = {"title": entity.name if entity else title, "category": category, "tags": ["stub"],
+                  "updated": now}
+            body = (f"# {fm['title']}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for the link "
+                    f"from [[{src}]]; write what it is about here._\n")
+            rel = f"{category}/{target}.md"
+            plan.writes.append(PageWrite(category, target, rel, dump_front_matter(fm) + body,
+                                         subject=(ENT + entity.id) if entity is not None and not
+                                         store.pages_by_subject([ENT + entity.id]) else None,
+                                         op="write", extra={"change": "stub"}))
+        if plan.writes:
+            plan.log += [f"write | {w.category}/{w.slug} — stub for a broken link" for w in plan.writes]
+        return plan
+
+    return [f"{p.category}/{p.slug}" for p in core.apply(make_plan).saved]
+
+
+def _rewrite_index(core: WikiCore) -> None:
+    """index.md, every shard file, and removal of shard files no category has any more."""
+    store = core.kb.store
+    ftx = FileTxn()
+    try:
+        with store.transaction():
+            counts = store.wiki_index_counts()
+            shards: dict[tuple[str, str], None] = {(c, s): None for c, s, _ in counts}  # render each in full
+            root = core.dir / INDEX_DIR
+            if root.is_dir():
+                live = {f"{c}/{s}.md" for c, s in shards}
+                for f in root.rglob("*.md"):
+                    rel = f.relative_to(root).as_posix()
+                    if rel not in live:
+                        ftx.delete(f)
+            stage_index(ftx, store, core.dir, shards, int(core.kb.config["wiki"]["index_inline_max"]))
+            ftx.commit()
+    except BaseException:
+        ftx.undo()
+        raise
+    core.note_own_writes()
