@@ -33,6 +33,13 @@ From the repository root, with the project's virtualenv active::
     python bench/ingest_query.py --n 1000 10000 --seed 0 --out bench/results/ingest_query.json
     python bench/ingest_query.py --n 100000 --n-max-seconds 900 --out bench/results/ingest_query_100k.json
 
+Options: ``--config SECTION.KEY=VALUE`` (repeatable) overrides the knowledge base's config,
+e.g. ``--config wiki.auto_pages=false --config embeddings.model=none`` to time the graph and
+evidence store without the wiki pages written on every ingest; ``--keep DIR`` builds the
+knowledge bases in ``DIR/n<N>`` and keeps them for profiling. The JSON records the load
+average before and after each N (other processes on the machine skew timings) and a digest
+of graphmem's sources (the code measured).
+
 It prints an aligned table and writes JSON (default ``bench/results/ingest_query.json``,
 rewritten after each N so partial results survive). N = 100,000 is supported but only run
 when asked for. ``--n-max-seconds`` caps the ingest time of each N: past it, ingestion stops,
@@ -193,7 +200,9 @@ class Corpus:
             paras.append(" ".join(sentences[j : j + step]))
         content = "\n\n".join(paras)
         doc_id = f"doc_{i:06d}"
-        return doc_id, f"Synthetic report {i}", f"bench://ingest_query/{doc_id}", content, entities, relations
+        # Titles start like real ones do, with varied words (wiki index shards go by first letter).
+        title = f"{entities[0]['name'].capitalize()} report {i}"
+        return doc_id, title, f"bench://ingest_query/{doc_id}", content, entities, relations
 
     def queries(self, n: int) -> list[str]:
         """``n`` queries naming ingested entities: even ones by popularity, odd ones uniform."""
@@ -224,17 +233,48 @@ def percentile(values: list[float], p: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
+def _loadavg() -> list[float] | None:
+    """1/5/15-minute load averages (other processes competing for the cores skew timings)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
+def _cpu_summary(ingest: list[float], query: list[float]) -> dict[str, Any]:
+    """The same figures from process CPU time: less skewed when other processes compete for
+    the cores (it leaves out time spent waiting for a core, and for I/O)."""
+    tenth = max(len(ingest) // 10, 1)
+    first, last = mean(ingest[:tenth]), mean(ingest[-tenth:])
+    return {
+        "ingest_total_s": round(sum(ingest) / 1000.0, 3),
+        "ingest_ms_first10_mean": round(first, 3),
+        "ingest_ms_last10_mean": round(last, 3),
+        "ingest_ratio_last_first": round(last / first, 3) if first else None,
+        "ingest_ms_decile_means": [round(mean(ingest[j * len(ingest) // 10 : (j + 1) * len(ingest) // 10]), 3)
+                                   for j in range(10)],
+        "query_ms_p50": round(percentile(query, 50), 3),
+        "query_ms_p95": round(percentile(query, 95), 3),
+    }
+
+
 def run_one(n: int, args: argparse.Namespace) -> dict[str, Any]:
     corpus = Corpus(args.seed, args.vocab, args.zipf)
-    base = args.tmpdir
-    with tempfile.TemporaryDirectory(prefix=f"graphmem-bench-{n}-", dir=base) as tmp:
-        kb = graphmem.open(Path(tmp) / "kb")
+    load_start = _loadavg()
+    with tempfile.TemporaryDirectory(prefix=f"graphmem-bench-{n}-", dir=args.tmpdir) as tmp:
+        home = Path(tmp) / "kb"
+        if args.keep:
+            home = args.keep / f"n{n}"
+            if home.exists():
+                raise SystemExit(f"--keep: {home} already exists; remove it or pick another folder")
+        kb = graphmem.open(home, config=args.config_overrides or None)
         try:
             ingest_ms: list[float] = []
+            ingest_cpu_ms: list[float] = []
             warnings = nodes_added = edges_added = 0
             truncated = False
             spent = 0.0
@@ -242,9 +282,10 @@ def run_one(n: int, args: argparse.Namespace) -> dict[str, Any]:
             wall0 = time.perf_counter()
             for i in range(n):
                 doc_id, title, source, content, entities, relations = corpus.document(i)
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 res = kb.ingest_with_content(doc_id, title, source, content, entities, relations)
                 dt = time.perf_counter() - t0
+                ingest_cpu_ms.append((time.process_time() - c0) * 1000.0)
                 spent += dt
                 ingest_ms.append(dt * 1000.0)
                 warnings += len(res["warnings"])
@@ -263,15 +304,19 @@ def run_one(n: int, args: argparse.Namespace) -> dict[str, Any]:
             tenth = max(done // 10, 1)
             first, last = mean(ingest_ms[:tenth]), mean(ingest_ms[-tenth:])
             deciles = [round(mean(ingest_ms[j * done // 10 : (j + 1) * done // 10]), 3) for j in range(10)]
+            percents = [round(mean(ingest_ms[j * done // 100 : (j + 1) * done // 100]), 3)
+                        for j in range(100)] if done >= 100 else []
 
             queries = corpus.queries(N_QUERIES + 1)
             kb.query_with_evidence(queries[0])  # warm-up, not counted
             query_ms: list[float] = []
+            query_cpu_ms: list[float] = []
             per_query = []
             for q in queries[1:]:
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 out = kb.query_with_evidence(q)
                 dt = (time.perf_counter() - t0) * 1000.0
+                query_cpu_ms.append((time.process_time() - c0) * 1000.0)
                 query_ms.append(dt)
                 per_query.append({
                     "query": q, "ms": round(dt, 3), "nodes": len(out["subgraph"]["nodes"]),
@@ -282,6 +327,9 @@ def run_one(n: int, args: argparse.Namespace) -> dict[str, Any]:
             kb.close()
     return {
         "n": n,
+        "kb_home": str(home) if args.keep else None,
+        "loadavg_start": load_start,
+        "loadavg_end": _loadavg(),
         "n_ingested": done,
         "truncated": truncated,
         "ingest_total_s": round(spent, 3),
@@ -295,9 +343,11 @@ def run_one(n: int, args: argparse.Namespace) -> dict[str, Any]:
         "ingest_ms_last10_mean": round(last, 3),
         "ingest_ratio_last_first": round(last / first, 3),
         "ingest_ms_decile_means": deciles,
+        "ingest_ms_percentile_bucket_means": percents,
         "ingest_warnings": warnings,
         "nodes_added": nodes_added,
         "edges_added": edges_added,
+        "cpu": _cpu_summary(ingest_cpu_ms, query_cpu_ms),
         "query_count": len(query_ms),
         "query_ms_p50": round(percentile(query_ms, 50), 3),
         "query_ms_p95": round(percentile(query_ms, 95), 3),
@@ -331,14 +381,31 @@ COLUMNS = [
 ]
 
 
-def table(runs: list[dict[str, Any]]) -> str:
-    rows = [[h for h, _, _ in COLUMNS]]
+CPU_COLUMNS = [
+    ("N", "n_ingested", "{:d}"),
+    ("cpu ingest s", "cpu.ingest_total_s", "{:.1f}"),
+    ("cpu first10% ms", "cpu.ingest_ms_first10_mean", "{:.2f}"),
+    ("cpu last10% ms", "cpu.ingest_ms_last10_mean", "{:.2f}"),
+    ("last/first", "cpu.ingest_ratio_last_first", "{:.2f}"),
+    ("cpu q p50 ms", "cpu.query_ms_p50", "{:.1f}"),
+    ("cpu q p95 ms", "cpu.query_ms_p95", "{:.1f}"),
+]
+
+
+def _get(r: dict[str, Any], key: str) -> Any:
+    for part in key.split("."):
+        r = r[part]
+    return r
+
+
+def table(runs: list[dict[str, Any]], columns: list[tuple[str, str, str]] = COLUMNS) -> str:
+    rows = [[h for h, _, _ in columns]]
     for r in runs:
-        cells = [fmt.format(r[key]) for _, key, fmt in COLUMNS]
+        cells = [fmt.format(_get(r, key)) for _, key, fmt in columns]
         if r.get("truncated"):
             cells[0] += "*"
         rows.append(cells)
-    widths = [max(len(row[j]) for row in rows) for j in range(len(COLUMNS))]
+    widths = [max(len(row[j]) for row in rows) for j in range(len(columns))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     if any(r.get("truncated") for r in runs):
@@ -381,9 +448,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vocab", type=int, default=3000, help="entity vocabulary size (default 3000)")
     ap.add_argument("--zipf", type=float, default=1.0, help="Zipf exponent of entity popularity (default 1.0)")
     ap.add_argument("--tmpdir", default=None, help="where to create the temporary knowledge bases")
+    ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                    help="build each knowledge base in DIR/n<N> and keep it (for profiling) instead of a temp dir")
+    ap.add_argument("--config", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="knowledge-base config override, repeatable (VALUE parsed as JSON when it can be), "
+                         "e.g. --config wiki.auto_pages=false --config embeddings.model=none; default: none")
     args = ap.parse_args(argv)
     if any(n <= 0 for n in args.n):
         ap.error("--n values must be positive")
+    args.config_overrides = {}
+    for item in args.config:
+        key, sep, raw = item.partition("=")
+        section, dot, name = key.strip().partition(".")
+        if not sep or not dot or not section or not name:
+            ap.error(f"--config {item!r}: expected SECTION.KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        args.config_overrides.setdefault(section, {})[name] = value
 
     result: dict[str, Any] = {
         "benchmark": "ingest_query",
@@ -391,7 +474,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "params": {"seed": args.seed, "vocab": args.vocab, "zipf": args.zipf, "doc_chars": DOC_CHARS,
                    "entities_per_doc": ENTITIES_PER_DOC, "relations_per_doc": RELATIONS_PER_DOC,
-                   "queries": N_QUERIES, "n_max_seconds": args.n_max_seconds},
+                   "queries": N_QUERIES, "n_max_seconds": args.n_max_seconds,
+                   "config_overrides": args.config_overrides},
         "runs": [],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -400,12 +484,19 @@ def main(argv: list[str] | None = None) -> int:
         run = run_one(n, args)
         result["runs"].append(run)
         args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"N={n}: done ({run['ingest_total_s']:.1f} s ingest, query p50 {run['query_ms_p50']:.1f} ms)",
-              file=sys.stderr, flush=True)
+        print(f"N={n}: done ({run['ingest_total_s']:.1f} s ingest, query p50 {run['query_ms_p50']:.1f} ms, "
+              f"load average {run['loadavg_start']} -> {run['loadavg_end']})", file=sys.stderr, flush=True)
     m = result["machine"]
     print(f"graphmem ingest/query benchmark — {m['nproc']} cores, Python {m['python']}, SQLite {m['sqlite']}, "
-          f"seed {args.seed}, graphmem source {m['graphmem_source_sha256']}")
+          f"seed {args.seed}, graphmem source {m['graphmem_source_sha256']}, "
+          f"config overrides {json.dumps(args.config_overrides) if args.config_overrides else 'none'}")
+    print("Wall-clock time (time.perf_counter):")
     print(table(result["runs"]))
+    print("Process CPU time (time.process_time; less skewed by other processes):")
+    print(table(result["runs"], CPU_COLUMNS))
+    for r in result["runs"]:
+        print(f"N={r['n']}: 1/5/15-min load average {r['loadavg_start']} at start, {r['loadavg_end']} at end "
+              f"({m['nproc']} cores; a load above the core count means other processes competed)")
     print(f"JSON: {args.out}")
     return 0
 

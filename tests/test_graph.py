@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS
 
 import graphmem
 

@@ -169,3 +169,24 @@ def test_bad_search_arguments(skb):
         skb.search("x", preset="fastest")
     with pytest.raises(graphmem.InvalidInput, match="k: expected a positive integer"):
         skb.search("x", k=0)
+
+
+def test_ann_index_agrees_with_exact_and_stays_current(tmp_path, model_dir):
+    pytest.importorskip("usearch", reason="the optional 'ann' extra (usearch) is not installed")
+    cfg = {"embeddings": {"model": f"model2vec:{model_dir}", "ann_threshold": 0}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
+        _fill(kb)
+        q = "why did the dispatch API have an outage?"
+        ann = [h.doc_id for h in kb.search(q, k=3, preset="dense").hits]
+        idx = kb.vector_index("chunk")
+        assert idx._ann is not None and idx._ann.path.exists()  # searched through HNSW, persisted
+        idx.ann_threshold = -1
+        assert [h.doc_id for h in kb.search(q, k=3, preset="dense").hits] == ann  # same as exact
+        idx.ann_threshold = 0
+        kb.documents.add("Kangaroo logistics moves parcels across the outback.", doc_id="roo", title="Roo")
+        assert kb.search("kangaroo logistics", k=1, preset="dense").hits[0].doc_id == "roo"
+        kb.documents.delete("roo")
+        assert all(h.doc_id != "roo" for h in kb.search("kangaroo logistics", k=5, preset="dense").hits)
+    # a new process restores the saved index instead of rebuilding it
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
+        assert [h.doc_id for h in kb.search(q, k=3, preset="dense").hits] == ann

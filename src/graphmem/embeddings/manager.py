@@ -65,7 +65,7 @@ class EmbeddingManager:
 
     def stored_model(self) -> str | None:
         """The model this knowledge base's vectors were made with (None before any)."""
-        return self.kb.store.get_meta(META_KEY)  # type: ignore[attr-defined]
+        return self.kb.store.get_meta(META_KEY)
 
     def check_model(self) -> None:
         """Raise Conflict when the configured model differs from the stored vectors' model."""
@@ -120,17 +120,17 @@ class EmbeddingManager:
             return 0
         store = self.kb.store
         hashes = {i: content_hash(t) for i, t in items}
-        have = store.vector_hashes(item_kind, [i for i, _ in items], emb.model_id)  # type: ignore[attr-defined]
+        have = store.vector_hashes(item_kind, [i for i, _ in items], emb.model_id)
         todo = [(i, t) for i, t in items if have.get(i) != hashes[i]]
         if not todo:
             return 0
         missing = [t for i, t in todo if hashes[i] not in self._prefetched]
         fresh = dict(zip((content_hash(t) for t in missing), emb.encode(missing))) if missing else {}
         vecs = np.stack([self._prefetched.get(hashes[i], fresh.get(hashes[i])) for i, _ in todo]).astype(np.float16)
-        store.upsert_vectors(item_kind, emb.model_id, emb.dim,  # type: ignore[attr-defined]
+        store.upsert_vectors(item_kind, emb.model_id, emb.dim,
                              [(i, hashes[i], v.tobytes()) for (i, _), v in zip(todo, vecs)])
         if self.stored_model() is None:
-            store.set_meta(META_KEY, emb.model_id)  # type: ignore[attr-defined]
+            store.set_meta(META_KEY, emb.model_id)
         return len(todo)
 
     def vector_index(self, item_kind: str) -> VectorIndex | None:
@@ -142,7 +142,9 @@ class EmbeddingManager:
 
         idx = self._indexes.get(item_kind)
         if idx is None or idx.model != model:
-            idx = self._indexes[item_kind] = VectorIndex(self.kb.store, item_kind, model)
+            idx = self._indexes[item_kind] = VectorIndex(
+                self.kb.store, item_kind, model, self.kb.config["embeddings"]["ann_threshold"],
+                self.kb.home / "vectors")
         return idx
 
     # -- reindex ----------------------------------------------------------------------------------
@@ -157,13 +159,13 @@ class EmbeddingManager:
         stats = store.stats()
         total = stats["chunks"] + stats["entities"]
         with store.transaction():
-            dropped = store.delete_vectors()  # type: ignore[attr-defined]
-            store.set_meta(META_KEY, emb.model_id)  # type: ignore[attr-defined]
+            dropped = store.delete_vectors()
+            store.set_meta(META_KEY, emb.model_id)
         self._indexes.clear()
         done = chunks = entities = 0
         after = 0
         while True:
-            rows = store.chunks_to_embed(True, after, batch)  # type: ignore[attr-defined]
+            rows = store.chunks_to_embed(True, after, batch)
             if not rows:
                 break
             with store.transaction():
@@ -175,7 +177,7 @@ class EmbeddingManager:
         if self.kb.config["embeddings"]["embed_entities"]:
             after = 0
             while True:
-                rows = store.nodes_to_embed("entity", after, batch)  # type: ignore[attr-defined]
+                rows = store.nodes_to_embed("entity", after, batch)
                 if not rows:
                     break
                 with store.transaction():

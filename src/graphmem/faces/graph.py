@@ -187,16 +187,16 @@ class Graph:
     def neighbours(self, name_or_id: str, depth: int = 1, min_confidence: float | None = None,
                    max_nodes: int = 50) -> dict[str, Any]:
         """The entity's neighbourhood up to ``depth`` hops: ``{"nodes": {...}, "edges": [...]}``."""
-        from ..retrieval.graph_query import bfs
+        from ..retrieval.graph_query import bfs, frontier_edges
 
         if not isinstance(depth, int) or depth < 0:
             raise InvalidInput(f"depth: expected a non-negative integer, got {depth!r}")
         store = self._kb.store
         node = self._require(name_or_id)
         floor = self._kb.config["graph"]["min_confidence"] if min_confidence is None else min_confidence
-        res = bfs([node.id], lambda f: store.edges_of(f, floor), depth, max_nodes)
+        res = bfs([node.id], frontier_edges(self._kb, floor, max_nodes), depth, max_nodes)
         nodes = store.get_nodes(res.order)
-        edges = store.edges_among(res.order, floor)
+        edges = store.edges_among(res.order, floor, self._kb.config["graph"]["max_edges"])
         return {
             "nodes": {nid: {**nodes[nid].to_dict(), "depth": res.depth[nid]} for nid in res.order},
             "edges": [e.to_dict() for e in edges],

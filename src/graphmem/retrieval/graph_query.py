@@ -75,6 +75,22 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+def frontier_edges(kb: KnowledgeBase, min_conf: float, max_nodes: int) -> Callable[[list[str]], list[Edge]]:
+    """BFS neighbour lookup: the strongest edges of a frontier, light rows, bounded.
+
+    A hub entity can have thousands of relations; BFS keeps at most ``max_nodes`` nodes, so
+    reading a few times that many of the strongest edges is enough (strongest are followed
+    first anyway) and keeps the cost independent of hub size.
+    """
+    limit = max(200, 8 * max_nodes)
+
+    def lookup(frontier: list[str]) -> list[Edge]:
+        rows = kb.store.adjacency(frontier, min_conf, limit)
+        return [Edge(eid, src, dst, typ, conf) for src, typ, dst, conf, eid in rows]
+
+    return lookup
+
+
 def find_seed_entities(kb: KnowledgeBase, text: str, limit: int, strict: bool = False) -> list[str]:
     """Entity ids named in ``text``, best first.
 
@@ -161,14 +177,9 @@ def _run(kb: KnowledgeBase, text: str) -> tuple[dict[str, Any], BfsResult, dict[
     g = kb.config["graph"]
     min_conf = g["min_confidence"]
     seeds = find_seed_entities(kb, text, g["max_seeds"])
-    res = bfs(
-        seeds,
-        lambda frontier: kb.store.edges_of(frontier, min_conf),
-        max_depth=g["max_depth"],
-        max_nodes=g["max_nodes"],
-    )
+    res = bfs(seeds, frontier_edges(kb, min_conf, g["max_nodes"]), max_depth=g["max_depth"], max_nodes=g["max_nodes"])
     nodes = kb.store.get_nodes(res.order)
-    edges = kb.store.edges_among(res.order, min_conf) if res.order else []
+    edges = kb.store.edges_among(res.order, min_conf, g["max_edges"]) if res.order else []
     out = {
         "nodes": {nid: _node_out(nodes[nid], res.depth[nid]) for nid in res.order if nid in nodes},
         "edges": [_edge_out(e, nodes) for e in edges],
@@ -201,7 +212,11 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
                 "evidence_chain": "No matching nodes found.", "evidence_paths": []}
     g = kb.config["graph"]
     per_item = g["max_evidence_per_item"]
-    edge_prov = kb.store.provenance_for("edge", [e.id for e in edges], per_item)
+    # Evidence for the edges BFS walked plus the strongest others (bounded: a dense subgraph can
+    # hold hundreds of edges, and each costs a lookup).
+    tree = {e.id for _, e in res.parent.values()}
+    cited = [e for e in edges if e.id in tree] + [e for e in edges if e.id not in tree][: g["max_nodes"]]
+    edge_prov = kb.store.provenance_for("edge", [e.id for e in cited], per_item)
     # Seeds' own evidence first, then the rest in discovery order.
     node_prov = kb.store.provenance_for("node", res.order, per_item)
 
@@ -221,7 +236,7 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
         if q not in bucket:
             bucket.append(q)
 
-    for e in edges:
+    for e in cited:
         label = f"{nodes[e.source].name} --[{e.type}]--> {nodes[e.target].name}"
         for p in edge_prov.get(e.id, []):
             take(p, 2.0, label)
@@ -276,7 +291,7 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
         text_parts = [_step_text(e, nodes, docs_of(e.id)) for _, e in chain]
         paths.append({"from": cur, "to": nid, "steps": steps, "text": " ; ".join(text_parts)})
     # Edges among the subgraph that no BFS path used are evidence too.
-    for e in edges:
+    for e in cited:
         if e.id not in covered:
             paths.append({
                 "from": e.source, "to": e.target,

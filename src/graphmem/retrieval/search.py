@@ -98,22 +98,22 @@ class _Graph:
         ents = [i for t, i in nodes if t == "n"]
         w = self.cfg.mention_weight
         if chunks:
-            by_chunk = self.store.chunk_entities(chunks)  # type: ignore[attr-defined]
+            by_chunk = self.store.chunk_entities(chunks)
             power = self.cfg.mention_idf_power
-            counts = (self.store.entity_chunk_counts({e for es in by_chunk.values() for e in es})  # type: ignore[attr-defined]
+            counts = (self.store.entity_chunk_counts({e for es in by_chunk.values() for e in es})
                       if power else {})
             for cid, eids in by_chunk.items():
                 # Rare entities are the informative bridges; hubs ("2018", "city") spread mass thin.
                 out[("c", cid)] = [(("n", e), w / (max(counts.get(e, 1), 1) ** power) if power else w)
                                    for e in eids]
         if ents:
-            for src, _type, dst, conf in self.store.adjacency(ents, self.cfg.min_confidence):  # type: ignore[attr-defined]
+            for src, _type, dst, conf, _id in self.store.adjacency(ents, self.cfg.min_confidence):
                 rw = conf * self.cfg.relation_weight
                 if ("n", src) in out:
                     out[("n", src)].append((("n", dst), rw))
                 if ("n", dst) in out:
                     out[("n", dst)].append((("n", src), rw))
-            by_entity = self.store.entities_chunks(ents, self.cfg.max_mentions_per_entity)  # type: ignore[attr-defined]
+            by_entity = self.store.entities_chunks(ents, self.cfg.max_mentions_per_entity)
             lead, boost = self.cfg.lead_chars, self.cfg.lead_mention_weight
             for eid, cids in by_entity.items():
                 # A passage that names the entity in its title or lead is about it.
@@ -158,7 +158,7 @@ def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: S
     if qvec is not None and near_chunks:
         index = kb.vector_index(ENTITY)
         if index is not None:
-            near = {e for es in kb.store.chunk_entities(near_chunks).values() for e in es}  # type: ignore[attr-defined]
+            near = {e for es in kb.store.chunk_entities(near_chunks).values() for e in es}
             sims = sorted(index.similarity(qvec, sorted(near)).items(), key=lambda t: -t[1])
             for nid, sim in sims[: cfg.seed_k_entities]:
                 if sim >= cfg.entity_dense_min:
@@ -249,7 +249,7 @@ def search(
             v = fused[cid]
             seeds[("c", cid)] = cfg.passage_seed_weight * v / total if cfg.strategy == "ppr" else v / top
     if ent_seeds:
-        counts = store.entity_chunk_counts(ent_seeds)  # type: ignore[attr-defined]
+        counts = store.entity_chunk_counts(ent_seeds)
         spec = {e: s / max(counts.get(e, 1), 1) for e, s in ent_seeds.items()}  # node specificity
         total = sum(spec.values())
         top = max(spec.values())
@@ -276,7 +276,7 @@ def search(
     chunk_cands = list(dict.fromkeys(
         list(fused) + [n[1] for n in sorted((n for n in graph_score if n[0] == "c"),
                                             key=lambda n: -graph_score[n])[:want]]))
-    info = store.chunk_info(chunk_cands)  # type: ignore[attr-defined]
+    info = store.chunk_info(chunk_cands)
     chunk_cands = [c for c in chunk_cands if c in info and info[c][3]]  # latest versions only
     for c in chunk_cands:
         names[("c", c)] = f"{info[c][2]} [{c}]"
@@ -286,7 +286,7 @@ def search(
     ent_ids_needed = {n[1] for n in on_paths} | set(ent_seeds) | (
         {n[1] for n in top_graph} if "entity" in kinds else set())
     ent_map = store.get_nodes(ent_ids_needed) if "entity" in kinds else {}
-    for nid, name in store.node_names(ent_ids_needed).items():  # type: ignore[attr-defined]
+    for nid, name in store.node_names(ent_ids_needed).items():
         names[("n", nid)] = name
 
     def combine(ids: list[str], dense_s: Mapping[str, float], lex_s: Mapping[str, float],
@@ -312,7 +312,7 @@ def search(
     if "chunk" in kinds or "document" in kinds:
         dsim = chunk_index.similarity(qvec, chunk_cands) if chunk_index is not None else {}
         dsim = {c: max(s, 0.0) for c, s in dsim.items()}
-        blex = store.chunk_bm25(query, chunk_cands) if cfg.use_lexical else {}  # type: ignore[attr-defined]
+        blex = store.chunk_bm25(query, chunk_cands) if cfg.use_lexical else {}
         gs = {n[1]: v for n, v in graph_score.items() if n[0] == "c"}
         ranked = combine(chunk_cands, dsim, blex, gs, {})
         chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
@@ -376,12 +376,12 @@ def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph) -> list[dict[st
     """Relations among the entities of the hits (mentioned in hit chunks, or hit entities)."""
     ents: set[str] = {h.id for h in hits if h.kind == "entity"}
     chunk_ids = [h.chunk_id for h in hits if h.kind in ("chunk", "document") and h.chunk_id]
-    for eids in kb.store.chunk_entities(chunk_ids).values():  # type: ignore[attr-defined]
+    for eids in kb.store.chunk_entities(chunk_ids).values():
         ents.update(eids)
     if not ents:
         return []
     edges = kb.store.edges_among(sorted(ents), graph.cfg.min_confidence)[:50]
-    names = kb.store.node_names({e.source for e in edges} | {e.target for e in edges})  # type: ignore[attr-defined]
+    names = kb.store.node_names({e.source for e in edges} | {e.target for e in edges})
     return [{"src": e.source, "dst": e.target, "type": e.type, "weight": e.confidence,
              "src_name": names[e.source], "dst_name": names[e.target]} for e in edges]
 

@@ -9,9 +9,12 @@ store bumps) triggers a reload. Search is one matrix-vector product plus ``argpa
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .ann import AnnIndex, ann_available
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -32,10 +35,16 @@ def from_blob(blob: bytes) -> np.ndarray:
 class VectorIndex:
     """In-memory exact index of the vectors of one item kind and model."""
 
-    def __init__(self, store: Store, item_kind: str, model: str) -> None:
+    def __init__(self, store: Store, item_kind: str, model: str, ann_threshold: int = -1,
+                 ann_folder: Path | None = None) -> None:
         self.store = store
         self.item_kind = item_kind
         self.model = model
+        # Above ann_threshold items (and with usearch installed) search goes through HNSW.
+        self.ann_threshold = ann_threshold
+        self.ann_folder = ann_folder
+        self._ann: AnnIndex | None = None
+        self._rowid_item: dict[int, str] = {}
         self._lock = threading.Lock()
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
@@ -49,13 +58,13 @@ class VectorIndex:
     def refresh(self) -> None:
         """Bring the matrix in step with the store (cheap when nothing changed)."""
         with self._lock:
-            state = self.store.vector_state()  # type: ignore[attr-defined]
+            state = self.store.vector_state()
             if state == self._state:
                 return
             if self._state is not None and state[1] != self._state[1]:
-                self._ids, self._row, self._last_id = [], {}, 0
+                self._ids, self._row, self._last_id, self._rowid_item = [], {}, 0, {}
                 self._mat = np.zeros((0, 0), dtype=np.float32)
-            rowids, ids, blobs = self.store.load_vectors(self.item_kind, self.model, self._last_id)  # type: ignore[attr-defined]
+            rowids, ids, blobs = self.store.load_vectors(self.item_kind, self.model, self._last_id)
             if ids:
                 new = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(ids), -1).astype(np.float32)
                 # An item re-embedded gets a new row id: drop its old row.
@@ -67,6 +76,7 @@ class VectorIndex:
                     self._ids = [x for x, k in zip(self._ids, keep) if k]
                 self._mat = new if self._mat.size == 0 else np.vstack([self._mat, new])
                 self._ids.extend(ids)
+                self._rowid_item.update(zip(rowids, ids))
                 self._row = {x: i for i, x in enumerate(self._ids)}
                 self._last_id = rowids[-1]
             self._state = state
@@ -76,6 +86,11 @@ class VectorIndex:
         self.refresh()
         if not self._ids or k <= 0:
             return []
+        if 0 <= self.ann_threshold <= len(self._ids) and self.ann_folder is not None and ann_available():
+            if self._ann is None:
+                self._ann = AnnIndex(self.store, self.item_kind, self.model, self.ann_folder, self._mat.shape[1])
+            hits = self._ann.search(query, k)
+            return [(self._rowid_item[r], s) for r, s in hits if r in self._rowid_item]
         scores = self._mat @ np.asarray(query, dtype=np.float32).reshape(-1)
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
