@@ -180,3 +180,46 @@ def test_bulk_with_many_records_batches(tmp_path, monkeypatch):
         assert s.added == 150 and s.relations == 150
         assert progress[-1] == (150, 150) and len(progress) == 5
         assert [d for d, _ in progress] == sorted(d for d, _ in progress)
+
+
+def test_llm_extractor_through_the_pipeline(tmp_path, monkeypatch):
+    """Valid answers are stored with provenance; a document whose answers stay malformed is
+    retried once, then reported without stopping the run; an invented entity is dropped."""
+    from fake_openai import FakeOpenAI, Recorded, chat_reply, extraction_reply
+
+    from graphmem.ingest.extractors.llm import LLMExtractor
+
+    monkeypatch.chdir(tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The Route Planner depends on Redis.")
+    (docs / "b.txt").write_text("Kafka feeds the Tracker Service.")
+    (docs / "c.txt").write_text("PgBouncer protects ledger-db.")
+
+    def respond(req: Recorded):
+        user = " ".join(m["content"] for m in req.messages if m["role"] == "user")
+        if "Route Planner depends on Redis" in user:
+            return extraction_reply(
+                [{"name": "Route Planner", "type": "service", "supporting_text": "The Route Planner"},
+                 {"name": "Redis", "type": "storage", "supporting_text": "Redis"}],
+                [{"source": "Route Planner", "target": "Redis", "type": "depends on", "confidence": 1.0,
+                  "supporting_text": "The Route Planner depends on Redis."}])
+        if "Kafka feeds" in user:
+            return chat_reply("this is not JSON")
+        return extraction_reply(
+            [{"name": "PgBouncer", "type": "software", "supporting_text": "PgBouncer protects ledger-db."},
+             {"name": "quantum flux", "type": "concept", "supporting_text": "a quantum flux capacitor"}], [])
+
+    with FakeOpenAI(responder=respond) as server, graphmem.open(tmp_path / "kb") as kb:
+        ex = LLMExtractor(server.base_url, "test-model", api_key="k", backoff_base=0.0)
+        s = kb.ingest_paths([docs], extractor=ex)
+        assert s.added == 2
+        [failed] = s.failed
+        assert failed.path == "docs/b.txt" and "extraction failed" in failed.reason
+        b_requests = [r for r in server.requests if "Kafka feeds" in json.dumps(r.body)]
+        assert len(b_requests) == 2  # the first answer and exactly one retry
+        [rel] = kb.graph.get_entity("Route Planner")["relations"]
+        [p] = rel["evidence"]
+        assert (p["doc_id"], p["start"], p["end"]) == ("docs/a.txt", 0, 35)
+        assert kb.graph.find("PgBouncer") is not None and kb.graph.find("quantum flux") is None
+        assert any("quantum flux" in w and "not in the document" in w for w in s.warnings)
