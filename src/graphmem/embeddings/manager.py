@@ -162,30 +162,25 @@ class EmbeddingManager:
             dropped = store.delete_vectors()
             store.set_meta(META_KEY, emb.model_id)
         self._indexes.clear()
-        done = chunks = entities = 0
-        after = 0
-        while True:
-            rows = store.chunks_to_embed(True, after, batch)
-            if not rows:
-                break
-            with store.transaction():
-                chunks += self.embed_items("chunk", [(cid, text) for _, cid, text in rows])
-            after = rows[-1][0]
-            done += len(rows)
-            if on_progress:
-                on_progress(done, total)
-        if self.kb.config["embeddings"]["embed_entities"]:
-            after = 0
-            while True:
-                rows = store.nodes_to_embed("entity", after, batch)
-                if not rows:
-                    break
+        done = 0
+
+        def embed_all(kind: str, fetch: Callable[[int], list[tuple[int, str, str]]]) -> int:
+            # Batches in row order, one transaction each: an interrupted reindex keeps what it did.
+            nonlocal done
+            count, after = 0, 0
+            while rows := fetch(after):
                 with store.transaction():
-                    entities += self.embed_items("entity", [(nid, name) for _, nid, name in rows])
+                    count += self.embed_items(kind, [(item_id, text) for _, item_id, text in rows])
                 after = rows[-1][0]
                 done += len(rows)
                 if on_progress:
                     on_progress(min(done, total), total)
+            return count
+
+        chunks = embed_all("chunk", lambda after: store.chunks_to_embed(True, after, batch))
+        entities = 0
+        if self.kb.config["embeddings"]["embed_entities"]:
+            entities = embed_all("entity", lambda after: store.nodes_to_embed("entity", after, batch))
         with store.transaction():
             store.append_event("vectors.reindexed", emb.model_id, self.kb.now(),
                                {"chunks": chunks, "entities": entities, "dropped": dropped})

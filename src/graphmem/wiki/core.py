@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -257,13 +257,12 @@ class WikiCore:
 
     # -- sync ----------------------------------------------------------------------------------------
 
-    def _scan(self) -> dict[str, os.stat_result]:
-        """Every page file ``<category>/<name>.md`` under wiki/ with its stat."""
-        out: dict[str, os.stat_result] = {}
+    def _page_entries(self) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """``(category, entry)`` of every page file ``<category>/<name>.md`` under wiki/."""
         try:
             cats = [e for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
         except FileNotFoundError:
-            return out
+            return
         for cat in cats:
             if cat.name.startswith(".") or cat.name in RESERVED_DIRS:
                 continue
@@ -273,26 +272,21 @@ class WikiCore:
                 continue
             for e in entries:
                 if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
-                    try:
-                        out[f"{cat.name}/{e.name}"] = e.stat()
-                    except OSError:
-                        continue
+                    yield cat.name, e
+
+    def _scan(self) -> dict[str, os.stat_result]:
+        """Every page file with its stat."""
+        out: dict[str, os.stat_result] = {}
+        for cat, e in self._page_entries():
+            try:
+                out[f"{cat}/{e.name}"] = e.stat()
+            except OSError:
+                continue
         return out
 
     def list_files(self) -> set[str]:
         """Relative paths of the page files on disk (names only: no stat, for lint)."""
-        out: set[str] = set()
-        try:
-            cats = [e for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
-        except FileNotFoundError:
-            return out
-        for cat in cats:
-            if cat.name.startswith(".") or cat.name in RESERVED_DIRS:
-                continue
-            for name in os.listdir(cat.path):
-                if name.endswith(".md") and not name.startswith("."):
-                    out.add(f"{cat.name}/{name}")
-        return out
+        return {f"{cat}/{e.name}" for cat, e in self._page_entries()}
 
     def _dir_state(self) -> dict[str, int]:
         state: dict[str, int] = {}
