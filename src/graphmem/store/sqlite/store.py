@@ -18,7 +18,7 @@ from typing import Any
 
 from ...errors import BackendError, StoreBusy
 from ...models import Chunk, ChunkHit, Document, Edge, Event, Mention, Node, Provenance
-from .fts import _fts_query
+from .fts import pruned_fts_query
 from .migrations import MIGRATIONS
 from .vectors import VectorSqlMixin
 from .wiki import WikiSqlMixin
@@ -259,7 +259,7 @@ class SqliteStore(VectorSqlMixin, WikiSqlMixin):
 
     def search_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[ChunkHit]:
         """BM25-ranked chunks matching any word of ``text``, with a snippet."""
-        expr = _fts_query(text)
+        expr = self.chunk_fts_expr(text)
         if expr is None or k <= 0:
             return []
         sql = (
@@ -273,6 +273,11 @@ class SqliteStore(VectorSqlMixin, WikiSqlMixin):
             sql += " AND d.is_latest = 1"
         sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
         return [ChunkHit(self._chunk(r), r["title"], float(r["score"]), r["snip"]) for r in self._q(sql, (expr, k))]
+
+    def chunk_fts_expr(self, text: str) -> str | None:
+        """The FTS5 expression for ``text`` over chunks (escaped; corpus-wide words pruned)."""
+        total = self.conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
+        return pruned_fts_query(self.conn, "chunks_fts", text, total)
 
     def delete_document(self, doc_id: str) -> tuple[set[str], set[str]]:
         """Delete every version of a document, its chunks and provenance.
@@ -363,7 +368,8 @@ class SqliteStore(VectorSqlMixin, WikiSqlMixin):
 
     def search_node_names(self, text: str, kind: str, k: int) -> list[tuple[str, float]]:
         """Nodes whose name or an alias shares words with ``text``, best BM25 first."""
-        expr = _fts_query(text)
+        total = self.conn.execute("SELECT coalesce(max(id), 0) FROM node_names").fetchone()[0]
+        expr = pruned_fts_query(self.conn, "node_names_fts", text, total)
         if expr is None or k <= 0:
             return []
         # bm25() cannot sit inside an aggregate: rank names first, then group per node.

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .fts import fts_query
 from .sqlbase import MAX_VARS as _MAX_VARS
 from .sqlbase import SqlHelpers
 from .sqlbase import batches as _parts
@@ -116,7 +115,7 @@ class VectorSqlMixin(SqlHelpers):
 
     def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         """BM25 (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
-        fts_expr = fts_query(text)
+        fts_expr = self.chunk_fts_expr(text)  # type: ignore[attr-defined]
         out: dict[str, float] = {}
         if fts_expr is None:
             return out
