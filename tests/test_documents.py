@@ -120,3 +120,18 @@ def test_events_are_written_with_the_change(kb, quickstart):
     assert doc_event.target == "doc_1"
     assert doc_event.payload["version"] == 1 and doc_event.payload["chunks"] == 1
     assert kb.events.list(after_id=evs[1].id, types=["edge.added"])[0].type == "edge.added"
+
+
+def test_corpus_wide_words_are_pruned_from_full_text_queries(kb):
+    from graphmem.store.sqlite.fts import pruned_fts_query
+
+    for i in range(30):
+        kb.documents.add(f"Widget report {i}: the widget works." + (" A zebra appeared." if i == 7 else ""),
+                         doc_id=f"w{i}")
+    conn = kb.store.conn
+    assert pruned_fts_query(conn, "chunks_fts", "widget zebra", total=30, floor=5) == '"zebra"'
+    assert pruned_fts_query(conn, "chunks_fts", "widget", total=30, floor=5) == '"widget"'  # nothing rarer
+    assert pruned_fts_query(conn, "chunks_fts", "widget report", total=30, floor=5) == '"widget" OR "report"'
+    assert pruned_fts_query(conn, "chunks_fts", "widget zebra", total=30, floor=100) == '"widget" OR "zebra"'
+    hits = kb.documents.search("widget zebra", k=50)
+    assert hits[0].chunk.doc_id == "w7"
