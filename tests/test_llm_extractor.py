@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 from fake_openai import FakeOpenAI, Recorded, Reply, chat_reply, extraction_reply
 
 from graphmem.errors import InvalidInput
@@ -28,16 +29,10 @@ from graphmem.ingest.extractors.llm import (
 from graphmem.openai_http import RateLimiter, retry_after
 
 KEY = "sk-test-SECRET-123"
-TEXT = "System crashes due to memory leaks. Memory leaks occur when objects are not released."
+TEXT = QUICKSTART_TEXT
 DOC = SourceDocument("doc_1", "System Crash Analysis", "notes/crash.txt", TEXT)
-ENTITIES: list[dict[str, Any]] = [
-    {"name": "memory leak", "type": "issue", "supporting_text": "Memory leaks occur when objects are not released."},
-    {"name": "system crash", "type": "issue", "supporting_text": "System crashes due to memory leaks."},
-]
-RELATIONS: list[dict[str, Any]] = [
-    {"source": "memory leak", "target": "system crash", "type": "causes", "confidence": 1.0,
-     "supporting_text": "System crashes due to memory leaks."},
-]
+ENTITIES: list[dict[str, Any]] = QUICKSTART_ENTITIES
+RELATIONS: list[dict[str, Any]] = QUICKSTART_RELATIONS
 
 
 @pytest.fixture
