@@ -33,7 +33,7 @@ class SearchConfig:
     # expansion
     strategy: str = "ppr"              # "ppr" | "bfs" | "none"
     ppr_restart: float = 0.5           # probability of jumping back to the seeds at each step
-    ppr_eps: float = 1e-3
+    ppr_eps: float = 2e-3
     ppr_max_nodes: int = 5000
     passage_seed_weight: float = 1.0   # share of the restart mass on seed passages vs entities
     entity_seed_weight: float = 1.0
