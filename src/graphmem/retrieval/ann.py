@@ -30,7 +30,7 @@ __all__ = ["AnnIndex", "ann_available"]
 def ann_available() -> bool:
     """True when the optional ``usearch`` package is importable."""
     try:
-        import usearch.index  # noqa: F401
+        import usearch.index  # noqa: F401  (availability probe)
     except ImportError:
         return False
     return True
