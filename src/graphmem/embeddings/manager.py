@@ -42,6 +42,9 @@ class EmbeddingManager:
         self._lock = threading.Lock()
         self._indexes: dict[str, VectorIndex] = {}
         self._prefetched: dict[str, np.ndarray] = {}  # text hash -> vector, for the next writes
+        # Item kinds other faces embed (skills, memories): kind -> fetch(after_rowid, limit)
+        # returning ``[(rowid, item_id, text)]`` in rowid order, for reindex.
+        self._sources: dict[str, Callable[[int, int], list[tuple[int, str, str]]]] = {}
         self.note: str | None = None if parsed else "embeddings are off (embeddings.model = none); " \
                                                     "searching with BM25 + graph"
 
@@ -149,6 +152,12 @@ class EmbeddingManager:
 
     # -- reindex ----------------------------------------------------------------------------------
 
+    def register_source(self, item_kind: str,
+                        fetch: Callable[[int, int], list[tuple[int, str, str]]]) -> None:
+        """Let :meth:`reindex` re-embed another item kind: ``fetch(after_rowid, limit)`` returns
+        ``[(rowid, item_id, text)]`` with rowid > after_rowid, in rowid order."""
+        self._sources[item_kind] = fetch
+
     def reindex(self, on_progress: Callable[[int, int], None] | None = None, batch: int = 512) -> dict[str, int]:
         """Drop every vector and re-embed chunks (latest versions) and entities with the
         configured model. Each batch is one transaction; the model is recorded first."""
@@ -181,7 +190,10 @@ class EmbeddingManager:
         entities = 0
         if self.kb.config["embeddings"]["embed_entities"]:
             entities = embed_all("entity", lambda after: store.nodes_to_embed("entity", after, batch))
+        others = {kind: embed_all(kind, lambda after, f=fetch: f(after, batch))  # type: ignore[misc]
+                  for kind, fetch in self._sources.items()}
         with store.transaction():
             store.append_event("vectors.reindexed", emb.model_id, self.kb.now(),
-                               {"chunks": chunks, "entities": entities, "dropped": dropped})
-        return {"model": emb.model_id, "chunks": chunks, "entities": entities, "dropped": dropped}  # type: ignore[dict-item]
+                               {"chunks": chunks, "entities": entities, "dropped": dropped, **others})
+        return {"model": emb.model_id, "chunks": chunks, "entities": entities, "dropped": dropped,  # type: ignore[dict-item]
+                **others}
