@@ -66,6 +66,16 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "ann_threshold": 200_000,
     },
     "search": {"preset": "default"},
+    "skills": {
+        "related_weight": 1.0,
+        "sibling_weight": 0.3,
+        "sibling_max": 8,  # sibling edges per skill (the most similar ones in big categories)
+        "similar_min": 0.6,  # cosine for a 'similar' edge
+        "similar_top_k": 5,
+        "mentions_weight": 0.5,
+        "top_k": 8,
+        "return_all_factor": 2.5,  # with <= top_k * this many skills, retrieval returns them all
+    },
     "wiki": {
         "auto_pages": True,  # summary + entity pages from every ingest
         "regenerate": "ingest",  # ingest: with each ingest | deferred: before the next wiki use, at close

@@ -15,6 +15,7 @@ from .errors import BackendError, InvalidInput
 from .extraction import Extraction, parse_extraction
 from .embeddings.manager import EmbeddingManager
 from .faces import Documents, Events, Graph
+from .faces.skills import Skills
 from .faces.wiki import Wiki
 from .ingest.core import IngestResult, ingest_document
 from .ingest.pipeline import IngestSummary, ingest_paths
@@ -56,6 +57,7 @@ class KnowledgeBase:
         self.graph = Graph(self)
         self.events = Events(self)
         self.wiki = Wiki(self)
+        self.skills = Skills(self)
         self.notes: list[str] = []
 
     # -- lifecycle ----------------------------------------------------------------------------

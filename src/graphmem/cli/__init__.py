@@ -441,6 +441,10 @@ from .wiki import wiki as _wiki_group  # noqa: E402 - the group uses the helpers
 
 cli.add_command(_wiki_group)
 
+from .skills import skills as _skills_group  # noqa: E402
+
+cli.add_command(_skills_group)
+
 
 def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
           line: str | None = None) -> None:

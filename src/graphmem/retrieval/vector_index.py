@@ -106,3 +106,15 @@ class VectorIndex:
             return {}
         sims = self._mat[[r for _, r in rows]] @ q
         return {i: float(s) for (i, _), s in zip(rows, sims)}
+
+    def vectors_of(self, ids: list[str]) -> np.ndarray | None:
+        """``(len(ids), dim)`` float32 matrix aligned with ``ids`` (zero rows for items without a
+        vector), or None when none of them has one."""
+        self.refresh()
+        rows = [self._row.get(i, -1) for i in ids]
+        if not ids or all(r < 0 for r in rows):
+            return None
+        out = np.zeros((len(ids), self._mat.shape[1]), dtype=np.float32)
+        have = np.array([r >= 0 for r in rows])
+        out[have] = self._mat[[r for r in rows if r >= 0]]
+        return out

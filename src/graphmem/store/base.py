@@ -8,7 +8,7 @@ operation, including the events it appends, is one transaction. The shared contr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -257,3 +257,38 @@ class Store(Protocol):
         """Latest versions (content and metadata omitted)."""
     def edges_supported_by(self, edge_ids: Iterable[str], doc_id: str, version: int) -> set[str]:
         """Which edges have evidence in a document version."""
+
+    # skills (kind 'skill' nodes, their rows and fielded full text, skill-to-skill edges)
+    def skill_files(self, root: str) -> dict[str, Any]:
+        """``{skill_id: row(skill_id, root, sha256, size, mtime_ns, node_id)}`` of one root."""
+    def skill_roots_of(self, skill_ids: Iterable[str]) -> dict[str, str]:
+        """The root each existing skill id was indexed from."""
+    def upsert_skill(self, row: Mapping[str, Any]) -> None:
+        """Insert or update one skill row (its node must exist)."""
+    def set_skill_stat(self, skill_id: str, size: int, mtime_ns: int) -> None:
+        """Record a new size/mtime for an unchanged skill."""
+    def delete_skill_nodes(self, node_ids: Sequence[str]) -> None:
+        """Delete skills by node id (rows, edges and vectors cascade)."""
+    def list_skill_rows(self) -> list[Any]:
+        """Every skill without its body, in row order."""
+    def get_skill_row(self, skill_id: str) -> Any | None:
+        """One skill with its body and meta."""
+    def skill_bodies(self, skill_ids: Iterable[str]) -> dict[str, str]:
+        """Bodies of some skills."""
+    def skill_rows_after(self, after_rid: int, limit: int) -> list[Any]:
+        """Skills with row id > ``after_rid`` in row order (for reindex)."""
+    def skill_bm25(self, text: str, weights: Sequence[float], limit: int) -> list[tuple[str, float]]:
+        """Fielded BM25 over name, triggers, tags, description, body: ``[(skill_id, score)]``."""
+    def skills_with_phrase_in_body(self, phrase_words: Sequence[str]) -> list[str]:
+        """Skill ids whose body holds the words as a phrase."""
+    def skill_edges(self) -> list[tuple[str, str, str, float, str]]:
+        """``(source, type, target, weight, edge id)`` of every edge between skills."""
+    def apply_skill_edges(self, add: Sequence[tuple[str, str, str, str, float]], remove: Sequence[str],
+                          reweight: Sequence[tuple[str, float]], now: str) -> None:
+        """Insert, delete and reweight skill edges."""
+    def skill_root_list(self) -> list[str]:
+        """Folders skills were built from."""
+    def add_skill_root(self, root: str, now: str) -> None:
+        """Remember a folder skills were built from."""
+    def clear_skills(self) -> int:
+        """Delete every skill; returns how many."""

@@ -315,4 +315,62 @@ CREATE INDEX edges_pair ON edges (source, target);
 DROP INDEX edges_target;
 """,
     ),
+    (
+        "0006_skills",
+        """
+-- Skills (SKILL.md files). Each is also a node of kind 'skill' (id 'skill:<skill_id>') so its
+-- related / sibling / similar / mentions links are ordinary rows of `edges`. skill_id is the
+-- skill folder relative to the indexed root; names are not unique across collections.
+CREATE TABLE skills (
+    rid INTEGER PRIMARY KEY,
+    skill_id TEXT NOT NULL UNIQUE,
+    node_id TEXT NOT NULL UNIQUE REFERENCES nodes (id) ON DELETE CASCADE,
+    root TEXT NOT NULL,
+    path TEXT NOT NULL,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    description TEXT NOT NULL,
+    category TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    triggers TEXT NOT NULL DEFAULT '[]',
+    related TEXT NOT NULL DEFAULT '[]',
+    body TEXT NOT NULL,
+    meta TEXT NOT NULL DEFAULT '{}',
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL DEFAULT 0,
+    mtime_ns INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX skills_root ON skills (root);
+CREATE INDEX skills_name_key ON skills (name_key);
+CREATE INDEX skills_category ON skills (category);
+
+-- Fielded full text: bm25() weighs the columns (name and triggers over tags over description
+-- over body) per query.
+CREATE VIRTUAL TABLE skills_fts USING fts5 (
+    name, triggers, tags, description, body,
+    content='skills', content_rowid='rid', tokenize='porter unicode61'
+);
+CREATE TRIGGER skills_ai AFTER INSERT ON skills BEGIN
+    INSERT INTO skills_fts (rowid, name, triggers, tags, description, body)
+    VALUES (new.rid, new.name, new.triggers, new.tags, new.description, new.body);
+END;
+CREATE TRIGGER skills_ad AFTER DELETE ON skills BEGIN
+    INSERT INTO skills_fts (skills_fts, rowid, name, triggers, tags, description, body)
+    VALUES ('delete', old.rid, old.name, old.triggers, old.tags, old.description, old.body);
+END;
+CREATE TRIGGER skills_au AFTER UPDATE OF name, triggers, tags, description, body ON skills BEGIN
+    INSERT INTO skills_fts (skills_fts, rowid, name, triggers, tags, description, body)
+    VALUES ('delete', old.rid, old.name, old.triggers, old.tags, old.description, old.body);
+    INSERT INTO skills_fts (rowid, name, triggers, tags, description, body)
+    VALUES (new.rid, new.name, new.triggers, new.tags, new.description, new.body);
+END;
+
+-- The folders skills were built from (rebuild starts over from these).
+CREATE TABLE skill_roots (
+    root TEXT PRIMARY KEY,
+    built_at TEXT NOT NULL
+);
+""",
+    ),
 ]

@@ -22,6 +22,7 @@ from .evidence import EvidenceSqlMixin
 from .fts import pruned_fts_query
 from .migrations import MIGRATIONS
 from .vectors import VectorSqlMixin
+from .skills import SkillSqlMixin
 from .wiki import WikiSqlMixin
 
 __all__ = ["SqliteStore"]
@@ -34,7 +35,7 @@ def _chunks(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin):
+class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin):
     """Store protocol implementation over one SQLite file."""
 
     backend = "sqlite"

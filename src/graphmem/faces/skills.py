@@ -1,0 +1,190 @@
+"""The skills face: SKILL.md collections as nodes of the graph, retrieved a few at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput, NotFound
+from ..skills.build import BuildResult, build_skills
+from ..skills.index import VERSION_KEY, SkillIndex, embed_text
+from ..skills.parse import name_key
+from ..skills.prompt import PromptBlock, render_block
+from ..skills.retrieve import SKILL_PRESETS, SkillHit, SkillSearchConfig, retrieve_skills
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["Skills"]
+
+
+class Skills:
+    """``kb.skills``: build an index over SKILL.md folders, retrieve the skills a message needs,
+    render them for a prompt, show one in full."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self._kb = kb
+        self._index: SkillIndex | None = None
+        self._lock = threading.Lock()
+        kb.embeddings.register_source("skill", self._to_embed)
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def build(self, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
+              on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
+        """Index every SKILL.md under ``dirs`` incrementally (unchanged files are skipped,
+        changed ones updated, deleted ones removed unless ``prune=False``) and relink."""
+        return build_skills(self._kb, dirs, prune=prune, on_progress=on_progress)
+
+    def rebuild(self, dirs: Sequence[str | os.PathLike[str]] = (),
+                on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
+        """Drop every skill and index again from ``dirs`` (default: the folders built before)."""
+        store = self._kb.store
+        roots = list(dirs) or store.skill_root_list()
+        if not roots:
+            raise InvalidInput("no skills folder to rebuild from; run `graphmem skills build DIR` first")
+        for r in roots:  # check before deleting anything
+            if not Path(r).is_dir():
+                raise InvalidInput(f"skills folder {r} does not exist; rebuild with the folders you have")
+        with store.transaction():
+            store.clear_skills()
+            store.set_meta(VERSION_KEY, None)
+        self.invalidate()
+        return build_skills(self._kb, roots, on_progress=on_progress)
+
+    def invalidate(self) -> None:
+        """Forget the in-memory index (the next query reloads it)."""
+        with self._lock:
+            self._index = None
+
+    def index(self) -> SkillIndex:
+        """The in-memory index at the store's current skills version."""
+        version = self._kb.store.get_meta(VERSION_KEY) or ""
+        with self._lock:
+            if self._index is None or self._index.version != version:
+                self._index = SkillIndex.load(self._kb, version)
+            return self._index
+
+    def _to_embed(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        rows = self._kb.store.skill_rows_after(after, limit)
+        return [(r["rid"], r["node_id"], embed_text(r["name"], r["description"], json.loads(r["tags"]),
+                                                    json.loads(r["triggers"]))) for r in rows]
+
+    # -- retrieval --------------------------------------------------------------------------
+
+    def retrieve(self, message: str, top_k: int | None = None, *, strategy: str | None = None,
+                 preset: str | None = None, config: Mapping[str, Any] | SkillSearchConfig | None = None
+                 ) -> list[SkillHit]:
+        """The skills ``message`` needs (default 8), best first; with few skills, all of them."""
+        if not isinstance(message, str) or not message.strip():
+            raise InvalidInput("message: give the text to find skills for (a non-empty string)")
+        scfg = self._kb.config["skills"]
+        k = scfg["top_k"] if top_k is None else top_k
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise InvalidInput(f"top_k must be a positive integer, got {top_k!r}")
+        if isinstance(config, SkillSearchConfig):
+            cfg = config
+        else:
+            name = preset or "default"
+            if name not in SKILL_PRESETS:
+                raise InvalidInput(f"unknown skills preset '{name}'; presets: {', '.join(SKILL_PRESETS)}")
+            cfg = SKILL_PRESETS[name].replace(**dict(config or {}))
+        if strategy is not None:
+            cfg = cfg.replace(strategy=strategy)
+        if cfg.strategy not in ("ppr", "bfs", "none"):
+            raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
+        return retrieve_skills(self._kb, self.index(), message, k, cfg, float(scfg["return_all_factor"]))
+
+    def prompt(self, message: str, top_k: int | None = None, fmt: str = "markdown", **kwargs: Any) -> PromptBlock:
+        """The prompt block (markdown, hermes or claude) of the skills ``message`` needs."""
+        hits = self.retrieve(message, top_k, **kwargs)
+        return render_block(hits, fmt, query=message)
+
+    def prompt_all(self, fmt: str = "markdown") -> PromptBlock:
+        """The block listing every skill (what agents inject today), for comparison."""
+        return render_block(self.index().entries, fmt)
+
+    def write_claude_context(self, message: str, path: str | os.PathLike[str], top_k: int | None = None
+                             ) -> PromptBlock:
+        """Write the Claude Code context file for ``message`` to ``path`` (e.g.
+        ``.claude/skills-context.md``, imported from CLAUDE.md with ``@.claude/skills-context.md``)."""
+        return self.write_block(self.prompt(message, top_k, "claude"), path)
+
+    @staticmethod
+    def write_block(block: PromptBlock, path: str | os.PathLike[str]) -> PromptBlock:
+        """Write a prompt block to a file atomically (folders created)."""
+        target = Path(path)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            tmp.write_text(block.text, encoding="utf-8")
+            tmp.replace(target)
+        except OSError as exc:
+            raise InvalidInput(f"cannot write {target}: {exc.strerror}") from None
+        return block
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def get(self, skill_id: str) -> dict[str, Any]:
+        """One skill with its front matter and body."""
+        row = self._kb.store.get_skill_row(skill_id)
+        if row is None:
+            idx = self.index()
+            by_name = [e.id for e in idx.entries if e.name == skill_id]
+            if len(by_name) == 1:
+                row = self._kb.store.get_skill_row(by_name[0])
+            elif by_name:
+                raise InvalidInput(f"skill name '{skill_id}' is ambiguous: {', '.join(sorted(by_name))}; "
+                                   "use one of these ids")
+        if row is None:
+            raise NotFound(f"no skill '{skill_id}'; list them with `graphmem skills info` or search with "
+                           "`graphmem skills query TEXT`")
+        meta = json.loads(row["meta"])
+        return {"id": row["skill_id"], "name": row["name"], "description": row["description"],
+                "category": row["category"], "tags": json.loads(row["tags"]), "triggers": json.loads(row["triggers"]),
+                "related": json.loads(row["related"]), "path": row["path"], "root": row["root"],
+                "front_matter": meta.get("front_matter", {}), "warnings": meta.get("warnings", []),
+                "body": row["body"], "sha256": row["sha256"], "updated_at": row["updated_at"]}
+
+    def show(self, skill_id: str) -> str:
+        """The full SKILL.md text (from disk; the stored copy if the file is gone)."""
+        skill = self.get(skill_id)
+        try:
+            return Path(skill["path"]).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            fm = json.dumps(skill["front_matter"], ensure_ascii=False)
+            return f"---\n# (file gone; stored copy)\n{fm}\n---\n{skill['body']}"
+
+    def neighbours(self, skill_id: str) -> dict[str, Any]:
+        """A skill and its linked skills by edge type (strongest first)."""
+        idx = self.index()
+        i = idx.by_id.get(skill_id)
+        if i is None:
+            skill_id = self.get(skill_id)["id"]  # by name, or NotFound
+            i = idx.by_id[skill_id]
+        out: dict[str, list[dict[str, Any]]] = {}
+        for j, w, typ in sorted(idx.adjacency.get(i, ()), key=lambda t: (t[2], -t[1], idx.entries[t[0]].id)):
+            e = idx.entries[j]
+            out.setdefault(typ, []).append({"id": e.id, "name": e.name, "weight": round(w, 4)})
+        e = idx.entries[i]
+        return {"id": e.id, "name": e.name, "category": e.category, "edges": out}
+
+    def info(self) -> dict[str, Any]:
+        """Counts, categories, edges by type and related names that name no skill."""
+        idx = self.index()
+        edges = Counter(t for s, t, d, _, _ in self._kb.store.skill_edges())
+        cats = Counter(e.category for e in idx.entries)
+        unresolved: dict[str, list[str]] = {}
+        for i, e in enumerate(idx.entries):
+            linked = {idx.entries[j].name_key for j, _, t in idx.adjacency.get(i, ()) if t == "related"}
+            miss = [r for r in e.related if name_key(r) not in linked and name_key(r) != e.name_key]
+            if miss:
+                unresolved[e.id] = miss
+        return {"skills": len(idx), "roots": self._kb.store.skill_root_list(), "categories": dict(cats.most_common()),
+                "edges": dict(edges), "unresolved_related": unresolved,
+                "with_vectors": idx.vectors is not None}

@@ -1,0 +1,366 @@
+"""Indexing SKILL.md folders incrementally and linking skills to each other.
+
+A build walks each folder for ``SKILL.md`` files, skips the ones whose size and mtime (then
+hash) are unchanged, parses the rest, deletes skills whose file is gone, and recomputes the
+skill-to-skill edges, writing only the differences. Everything is one transaction.
+
+Edges (all rows of the shared ``edges`` table, between ``skill:`` nodes):
+
+- ``related`` (weight 1.0, both directions): names listed under any related key, resolved in
+  the skill's own collection first, then anywhere if unambiguous; the rest are reported.
+- ``sibling`` (default 0.3): skills of one category; at most ``sibling_max`` per skill (the most
+  similar ones when vectors exist), none for a category of one.
+- ``similar`` (weight = cosine): the ``similar_top_k`` nearest skills above ``similar_min``.
+- ``mentions`` (default 0.5): a skill's body names another skill — a multi-word name as a
+  phrase (``excel-author``, "excel author") or any name in backticks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import Conflict, InvalidInput
+from ..models import SKILL, Node
+from ..text import short_id
+from .index import SkillIndex, collection_of, embed_text, node_id_for
+from .parse import SkillDoc, name_key, parse_skill
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["BuildResult", "build_skills", "find_skill_files", "compute_edges"]
+
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
+
+
+@dataclass
+class BuildResult:
+    """What a build did."""
+
+    roots: list[str]
+    scanned: int = 0
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    edges_added: int = 0
+    edges_removed: int = 0
+    unresolved_related: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"roots": self.roots, "scanned": self.scanned, "added": len(self.added), "updated": len(self.updated),
+                "unchanged": self.unchanged, "removed": len(self.removed), "edges_added": self.edges_added,
+                "edges_removed": self.edges_removed, "unresolved_related": self.unresolved_related,
+                "warnings": self.warnings, "seconds": round(self.seconds, 3)}
+
+
+def find_skill_files(root: Path) -> list[tuple[str, Path]]:
+    """``(skill id, path of SKILL.md)`` under ``root``, sorted; the id is the skill folder
+    relative to the root (the root's own name when SKILL.md sits at the top)."""
+    out: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        if "SKILL.md" in filenames:
+            folder = Path(dirpath)
+            rel = folder.relative_to(root).as_posix()
+            out.append((root.name if rel == "." else rel, folder / "SKILL.md"))
+    return sorted(out)
+
+
+def _resolve_roots(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    if not dirs:
+        raise InvalidInput("skills build: give at least one folder holding SKILL.md files")
+    roots: list[Path] = []
+    for d in dirs:
+        p = Path(d).expanduser()
+        if not p.exists():
+            raise InvalidInput(f"skills folder {d} does not exist")
+        if not p.is_dir():
+            raise InvalidInput(f"skills folder {d} is not a folder (give the folder holding the skills)")
+        p = p.resolve()
+        if p not in roots:
+            roots.append(p)
+    return roots
+
+
+def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
+                 on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
+    """Index the skills under ``dirs`` (see the module docstring). ``prune=False`` keeps skills
+    whose file is gone."""
+    import time
+
+    t0 = time.perf_counter()
+    roots = _resolve_roots(dirs)
+    store = kb.store
+    res = BuildResult([str(r) for r in roots])
+    cfg = kb.config["skills"]
+    changed_docs: list[tuple[SkillDoc, str, str, int, int]] = []  # doc, root, path, size, mtime
+    stat_only: list[tuple[str, int, int]] = []
+    gone: list[tuple[str, str]] = []  # (skill id, node id)
+    seen_ids: dict[str, str] = {}
+    found_all: list[tuple[Path, str, Path]] = []
+    for root in roots:
+        for sid, path in find_skill_files(root):
+            if sid in seen_ids:
+                raise Conflict(f"skill id '{sid}' is found under both {seen_ids[sid]} and {root}; "
+                               "build their common parent folder instead so the ids differ")
+            seen_ids[sid] = str(root)
+            found_all.append((root, sid, path))
+    owners = store.skill_roots_of(list(seen_ids))
+    for sid, owner in owners.items():
+        if owner != seen_ids[sid]:
+            raise Conflict(f"skill id '{sid}' under {seen_ids[sid]} is already indexed from {owner}; "
+                           "build their common parent folder instead (or `graphmem skills rebuild`)")
+    total = len(found_all)
+    known = {str(r): store.skill_files(str(r)) for r in roots}
+    for n, (root, sid, path) in enumerate(found_all, 1):
+        res.scanned += 1
+        old = known[str(root)].get(sid)
+        try:
+            st = path.stat()
+            if old is not None and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
+                res.unchanged += 1
+                continue
+            raw = path.read_bytes()
+        except OSError as exc:
+            res.warnings.append(f"{path}: cannot read ({exc.strerror}); skipped")
+            continue
+        doc = parse_skill(sid, raw, path.parent.name, collection_of(sid) or root.name)
+        if old is not None and old["sha256"] == doc.sha256:
+            stat_only.append((sid, st.st_size, st.st_mtime_ns))
+            res.unchanged += 1
+            continue
+        res.warnings.extend(doc.warnings)
+        changed_docs.append((doc, str(root), str(path), st.st_size, st.st_mtime_ns))
+        if on_progress:
+            on_progress(n, total)
+    if prune:
+        for root in roots:
+            for sid, row in known[str(root)].items():
+                if sid not in seen_ids:
+                    gone.append((sid, row["node_id"]))
+    # Embed outside the transaction (one batched model call), store inside it.
+    texts = [embed_text(d.name, d.description, d.tags, d.triggers) for d, *_ in changed_docs]
+    kb.embeddings.prefetch(texts)
+    now = kb.now()
+    try:
+        with store.transaction():
+            for root in roots:
+                store.add_skill_root(str(root), now)
+            if gone:
+                store.delete_skill_nodes([nid for _, nid in gone])
+                res.removed = [sid for sid, _ in gone]
+            for sid, size, mtime in stat_only:
+                store.set_skill_stat(sid, size, mtime)
+            existing = store.get_nodes([node_id_for(d.id) for d, *_ in changed_docs])
+            for doc, root_s, path_s, size, mtime in changed_docs:
+                nid = node_id_for(doc.id)
+                props = {"skill_id": doc.id, "category": doc.category, "path": path_s}
+                node = existing.get(nid)
+                if node is None:
+                    store.insert_node(Node(nid, SKILL, doc.name, "skill", properties=props, created_at=now,
+                                           updated_at=now, manual=True), [])
+                    res.added.append(doc.id)
+                else:
+                    node.name, node.properties, node.updated_at = doc.name, props, now
+                    store.update_node(node)
+                    res.updated.append(doc.id)
+                store.upsert_skill({
+                    "skill_id": doc.id, "node_id": nid, "root": root_s, "path": path_s, "name": doc.name,
+                    "name_key": name_key(doc.name), "description": doc.description, "category": doc.category,
+                    "tags": doc.tags, "triggers": doc.triggers, "related": doc.related, "body": doc.body,
+                    "meta": {"front_matter": doc.front_matter, "warnings": doc.warnings}, "sha256": doc.sha256,
+                    "size": size, "mtime_ns": mtime, "updated_at": now,
+                })
+            kb.embeddings.embed_items("skill", [(node_id_for(d.id), t) for (d, *_), t in zip(changed_docs, texts)])
+            if changed_docs or gone or not _has_version(kb):
+                _relink(kb, res, {d.id for d, *_ in changed_docs}, {d.id: d.name for d, *_ in changed_docs},
+                        now, cfg)
+                store.set_meta("skills.version", short_id("v", now, str(len(changed_docs)), str(len(gone))))
+            store.append_event("skills.built", ",".join(res.roots), now, {
+                "added": len(res.added), "updated": len(res.updated), "removed": len(res.removed),
+                "unchanged": res.unchanged, "edges_added": res.edges_added, "edges_removed": res.edges_removed})
+    finally:
+        kb.embeddings.clear_prefetched()
+    kb.skills.invalidate()
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _has_version(kb: KnowledgeBase) -> bool:
+    return kb.store.get_meta("skills.version") is not None
+
+
+def _relink(kb: KnowledgeBase, res: BuildResult, changed: set[str], changed_names: dict[str, str], now: str,
+            cfg: dict[str, Any]) -> None:
+    """Recompute the skill edges and write the difference."""
+    store = kb.store
+    idx = SkillIndex.load(kb, "building")
+    current = {(s, t, d): (w, eid) for s, t, d, w, eid in store.skill_edges()}
+    old_mentions = {(s, t, d): w for (s, t, d), (w, _) in current.items() if t == "mentions"}
+    want, unresolved = compute_edges(idx, cfg)
+    res.unresolved_related = unresolved
+    # mentions: keep those of unchanged skills, rescan the bodies of changed ones and look for
+    # the (possibly new) names of changed skills in every body.
+    changed_nodes = {node_id_for(s) for s in changed}
+    mention_w = float(cfg["mentions_weight"])
+    for (s, t, d), w in old_mentions.items():
+        if s not in changed_nodes and d not in changed_nodes and s in idx.by_node and d in idx.by_node:
+            want[(s, t, d)] = mention_w
+    if len(changed) > max(50, len(idx) // 4):
+        scan_ids = [e.id for e in idx.entries]  # most things changed: scan everything once
+    else:
+        scan = set(changed)
+        for sid in changed:
+            words = name_key(changed_names[sid]).split()
+            scan.update(store.skills_with_phrase_in_body(words))  # candidates; the scan verifies
+        scan_ids = sorted(scan)
+    bodies = store.skill_bodies(scan_ids)
+    for sid, body in bodies.items():
+        src = idx.entries[idx.by_id[sid]]
+        for j in mentioned_skills(body, idx, src):
+            dst = idx.entries[j]
+            want[(src.node_id, "mentions", dst.node_id)] = mention_w
+    add, remove, reweight = [], [], []
+    for key, w in want.items():
+        have = current.get(key)
+        if have is None:
+            add.append((short_id("r_", key[0], key[1], key[2]), key[0], key[1], key[2], w))
+        elif abs(have[0] - w) > 1e-6:
+            reweight.append((have[1], w))
+    for key, (_, eid) in current.items():
+        if key not in want:
+            remove.append(eid)
+    store.apply_skill_edges(add, remove, reweight, now)
+    res.edges_added, res.edges_removed = len(add), len(remove)
+
+
+def _resolve(name: str, src: int, idx: SkillIndex) -> int | None:
+    """The skill a name refers to from skill ``src``: same collection first, then a unique match."""
+    cands = idx.names.get(name_key(name), [])
+    cands = [c for c in cands if c != src]
+    if not cands:
+        return None
+    home = collection_of(idx.entries[src].id)
+    same = [c for c in cands if collection_of(idx.entries[c].id) == home]
+    if same:
+        return same[0]
+    return cands[0] if len(cands) == 1 else None
+
+
+_BACKTICK = re.compile(r"`([^`\n]{1,80})`")
+_WORDS = re.compile(r"[0-9a-z]+")
+
+
+def mentioned_skills(body: str, idx: SkillIndex, src: Any) -> set[int]:
+    """Skills a body names: multi-word names as a phrase, any name inside backticks."""
+    me = idx.by_id[src.id]
+    out: set[int] = set()
+    lower = body.lower()
+    for m in _BACKTICK.finditer(lower):
+        inner = m.group(1).strip().lstrip("/$@")
+        j = _resolve(inner, me, idx) if name_key(inner) in idx.names else None
+        if j is not None:
+            out.add(j)
+    words = _WORDS.findall(lower)
+    first: dict[str, list[str]] = idx_first_words(idx)
+    for i, w in enumerate(words):
+        keys = first.get(w)
+        if not keys:
+            continue
+        for key in keys:
+            n = key.count(" ") + 1
+            if " ".join(words[i : i + n]) == key:
+                j = _resolve(key, me, idx)
+                if j is not None:
+                    out.add(j)
+    out.discard(me)
+    return out
+
+
+def idx_first_words(idx: SkillIndex) -> dict[str, list[str]]:
+    """Multi-word name keys by their first word (cached on the index)."""
+    cached = getattr(idx, "_first_words", None)
+    if cached is None:
+        cached = defaultdict(list)
+        for key in idx.names:
+            if " " in key:
+                cached[key.split(" ", 1)[0]].append(key)
+        idx._first_words = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def compute_edges(idx: SkillIndex, cfg: dict[str, Any]
+                  ) -> tuple[dict[tuple[str, str, str], float], dict[str, list[str]]]:
+    """related, sibling and similar edges of the whole skill set, and unresolved related names."""
+    want: dict[tuple[str, str, str], float] = {}
+    unresolved: dict[str, list[str]] = {}
+    ents = idx.entries
+    for i, e in enumerate(ents):
+        for name in e.related:
+            j = _resolve(name, i, idx)
+            if j is None:
+                if name_key(name) != e.name_key:  # naming itself is not worth a report
+                    unresolved.setdefault(e.id, []).append(name)
+                continue
+            a, b = e.node_id, ents[j].node_id
+            want[(a, "related", b)] = float(cfg["related_weight"])
+            want[(b, "related", a)] = float(cfg["related_weight"])
+    vecs = idx.vectors
+    # sibling: same category, capped per skill (most similar first when vectors exist)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, e in enumerate(ents):
+        if e.category:
+            groups[e.category].append(i)
+    cap = int(cfg["sibling_max"])
+    sib_w = float(cfg["sibling_weight"])
+    for members in groups.values():
+        if len(members) < 2 or cap <= 0:
+            continue
+        if len(members) - 1 <= cap:
+            picks = {i: [j for j in members if j != i] for i in members}
+        elif vecs is not None:
+            sub = vecs[members]
+            sims = sub @ sub.T
+            np.fill_diagonal(sims, -np.inf)
+            top = np.argsort(-sims, axis=1)[:, :cap]
+            picks = {members[r]: [members[c] for c in top[r]] for r in range(len(members))}
+        else:  # no vectors: the nearest neighbours in id order
+            order = sorted(members, key=lambda i: ents[i].id)
+            pos = {i: p for p, i in enumerate(order)}
+            half = cap // 2 + 1
+            picks = {i: [order[q] for q in range(max(0, pos[i] - half), min(len(order), pos[i] + half + 1))
+                         if order[q] != i][:cap] for i in members}
+        for i, js in picks.items():
+            for j in js:
+                a, b = sorted((ents[i].node_id, ents[j].node_id))
+                want[(a, "sibling", b)] = sib_w
+    # similar: top-k nearest above a threshold, stored once per pair
+    k = int(cfg["similar_top_k"])
+    if vecs is not None and k > 0 and len(ents) > 1:
+        lo = float(cfg["similar_min"])
+        for start in range(0, len(ents), 1024):
+            block = vecs[start : start + 1024] @ vecs.T
+            for r in range(block.shape[0]):
+                block[r, start + r] = -np.inf
+            kk = min(k, len(ents) - 1)
+            top = np.argpartition(-block, kk - 1, axis=1)[:, :kk]
+            for r in range(block.shape[0]):
+                i = start + r
+                for j in top[r]:
+                    s = float(block[r, j])
+                    if s >= lo:
+                        a, b = sorted((ents[i].node_id, ents[int(j)].node_id))
+                        key = (a, "similar", b)
+                        want[key] = max(want.get(key, 0.0), round(s, 4))
+    return want, unresolved

@@ -1,0 +1,135 @@
+"""What retrieval keeps in memory about the skills: one load per change of the skill set.
+
+The knowledge base bumps ``skills.version`` (in ``kb_meta``) in every transaction that changes
+skills or their edges; the index reloads when it differs, so a query never sees a stale set.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .parse import name_key
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["SkillIndex", "SkillEntry", "embed_text", "VERSION_KEY", "message_keys", "node_id_for"]
+
+VERSION_KEY = "skills.version"
+
+
+def node_id_for(skill_id: str) -> str:
+    """The graph node of a skill."""
+    return "skill:" + skill_id
+
+
+def embed_text(name: str, description: str, tags: list[str], triggers: list[str]) -> str:
+    """The text a skill's vector encodes: what a prompt would show of it, plus tags/triggers."""
+    parts = [name.replace("-", " ").replace("_", " "), description]
+    if tags:
+        parts.append("Tags: " + ", ".join(tags))
+    if triggers:
+        parts.append("Triggers: " + ", ".join(triggers))
+    return ". ".join(p for p in parts if p)
+
+
+def collection_of(skill_id: str) -> str:
+    """The folder holding a skill's folder ('' at the root): its collection."""
+    return skill_id.rsplit("/", 1)[0] if "/" in skill_id else ""
+
+
+_WORD = re.compile(r"[0-9a-z]+")
+
+
+def message_keys(text: str, max_len: int) -> set[str]:
+    """Every run of 1..max_len consecutive words of ``text`` as a name key."""
+    words = _WORD.findall(text.lower())
+    out: set[str] = set()
+    for n in range(1, max_len + 1):
+        for i in range(len(words) - n + 1):
+            out.add(" ".join(words[i : i + n]))
+    return out
+
+
+@dataclass
+class SkillEntry:
+    """One skill as retrieval and prompts see it (no body)."""
+
+    rid: int
+    id: str
+    node_id: str
+    name: str
+    name_key: str
+    description: str
+    category: str
+    tags: list[str]
+    triggers: list[str]
+    related: list[str]
+    path: str
+    root: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "description": self.description, "category": self.category,
+                "tags": self.tags, "triggers": self.triggers, "path": self.path}
+
+
+@dataclass
+class SkillIndex:
+    """Skills, their name/trigger keys, vectors and adjacency, loaded at one version."""
+
+    version: str
+    entries: list[SkillEntry]
+    by_id: dict[str, int]
+    by_node: dict[str, int]
+    names: dict[str, list[int]]          # name key -> skills with that name
+    triggers: dict[str, list[int]]       # trigger key -> skills
+    max_key_words: int
+    vectors: np.ndarray | None           # (n, dim) float32, unit rows, aligned with entries
+    adjacency: dict[int, list[tuple[int, float, str]]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, kb: KnowledgeBase, version: str) -> SkillIndex:
+        store = kb.store
+        entries = [SkillEntry(r["rid"], r["skill_id"], r["node_id"], r["name"], r["name_key"], r["description"],
+                              r["category"], json.loads(r["tags"]), json.loads(r["triggers"]),
+                              json.loads(r["related"]), r["path"], r["root"]) for r in store.list_skill_rows()]
+        by_id = {e.id: i for i, e in enumerate(entries)}
+        by_node = {e.node_id: i for i, e in enumerate(entries)}
+        names: dict[str, list[int]] = defaultdict(list)
+        trig: dict[str, list[int]] = defaultdict(list)
+        longest = 1
+        for i, e in enumerate(entries):
+            if e.name_key:
+                names[e.name_key].append(i)
+                longest = max(longest, e.name_key.count(" ") + 1)
+            for t in e.triggers:
+                k = name_key(t)
+                if k:
+                    trig[k].append(i)
+                    longest = max(longest, k.count(" ") + 1)
+        vectors = None
+        index = kb.vector_index("skill") if entries else None
+        if index is not None:
+            index.refresh()
+            got = index.vectors_of([e.node_id for e in entries])
+            if got is not None:
+                vectors = got
+        adjacency: dict[int, list[tuple[int, float, str]]] = defaultdict(list)
+        for src, typ, dst, w, _ in store.skill_edges():
+            a, b = by_node.get(src), by_node.get(dst)
+            if a is None or b is None:
+                continue
+            adjacency[a].append((b, w, typ))
+            if typ != "related":  # related edges are stored both ways; the others once per pair
+                adjacency[b].append((a, w, typ))
+        return cls(version, entries, by_id, by_node, dict(names), dict(trig), min(longest, 8), vectors,
+                   dict(adjacency))
+
+    def __len__(self) -> int:
+        return len(self.entries)
