@@ -90,6 +90,54 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "bulk_flush_docs": 5000,  # bulk ingest regenerates generated pages every N documents and at the end
         "stub_category": "topic",
     },
+    "memory": {
+        # add/search/get_all need one of user_id, agent_id, run_id, tenant_id (as in mem0)
+        "require_scope": True,
+        "mention_entities": True,  # a memory naming a knowledge-graph entity is linked to it
+        "max_text_chars": 20_000,
+        # ContextKit's field names and defaults, so that its settings carry over.
+        "context_graph": {
+            "edges": {
+                "enable_reply_to": True,
+                "enable_temporal_next": True,
+                "enable_document_link": True,
+                "enable_topic_similar": True,
+                "topic_top_k": 5,
+                "topic_min_similarity": 0.75,
+                "reply_to_window_seconds": 1800.0,
+                "llm": {
+                    "enabled": False,
+                    "max_pairs_per_insert": 3,
+                    "min_topic_similarity": 0.80,
+                    "min_confidence": 0.60,
+                    "daily_token_budget": 20_000,
+                    "cooldown_seconds": 3600.0,
+                },
+            },
+            "retrieval": {
+                "enabled": True,
+                "seed_top_k": 10,
+                "expansion_depth": 2,
+                "max_candidates": 50,
+                "edge_weight_floor": 0.1,
+                "alpha_dense": 0.55,
+                "beta_bm25": 0.15,
+                "gamma_graph": 0.30,
+                "algorithm": "bfs",
+                "ppr_damping": 0.85,
+                "delta_personal": 0.0,
+                "epsilon_frequency": 0.0,
+                "zeta_success": 0.0,
+            },
+            "decay": {
+                "enabled": True,
+                "half_life_days": 30.0,
+                "min_edge_weight": 0.05,
+                "min_node_relevance": 0.02,
+                "tick_on_read": True,
+            },
+        },
+    },
     "llm": {
         "base_url": "",
         "model": "",

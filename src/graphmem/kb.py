@@ -16,6 +16,7 @@ from .extraction import Extraction, parse_extraction
 from .embeddings.manager import EmbeddingManager
 from .faces import Documents, Events, Graph
 from .faces.skills import Skills
+from .faces.memory import Memory
 from .faces.wiki import Wiki
 from .ingest.core import IngestResult, ingest_document
 from .ingest.pipeline import IngestSummary, ingest_paths
@@ -57,6 +58,7 @@ class KnowledgeBase:
         self.graph = Graph(self)
         self.events = Events(self)
         self.wiki = Wiki(self)
+        self.memory = Memory(self)
         self.skills = Skills(self)
         self.notes: list[str] = []
 

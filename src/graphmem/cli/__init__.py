@@ -445,6 +445,10 @@ from .skills import skills as _skills_group  # noqa: E402
 
 cli.add_command(_skills_group)
 
+from .memory import memory as _memory_group  # noqa: E402 - the group uses the helpers above
+
+cli.add_command(_memory_group)
+
 
 def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
           line: str | None = None) -> None:

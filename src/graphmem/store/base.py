@@ -292,3 +292,89 @@ class Store(Protocol):
         """Remember a folder skills were built from."""
     def clear_skills(self) -> int:
         """Delete every skill; returns how many."""
+
+    # memories (kind 'memory' nodes, their rows, sessions, references, feedback, decay)
+    def insert_memory(self, mem: Any) -> int:
+        """Insert a memory's node and row; returns its row id."""
+    def get_memories(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Memories by id."""
+    def list_memories(self, filters: Any, include_archived: bool = False, limit: int = 100,
+                      offset: int = 0) -> list[dict[str, Any]]:
+        """Memories matching scope filters, oldest said first."""
+    def memories_after(self, filters: Any, after_rowid: int, limit: int) -> list[dict[str, Any]]:
+        """Memories of a scope after a row id, in row order."""
+    def memory_scope_ids(self, filters: Any, include_archived: bool, limit: int) -> list[str] | None:
+        """Ids of a scope's memories, or None when more than ``limit``."""
+    def memories_in_scope(self, ids: Iterable[str], filters: Any, include_archived: bool) -> set[str]:
+        """Those ids matching the scope filters."""
+    def memories_to_embed(self, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(rowid, id, text)`` for reindex."""
+    def update_memory_text(self, memory_id: str, text: str, metadata: Any, now: str) -> None:
+        """New text and metadata (version + 1)."""
+    def delete_memory(self, memory_id: str) -> int:
+        """Delete a memory and what hangs on it; returns its edge count."""
+    def add_memory_version(self, memory_id: str, version: int, event: str, old: str | None, new: str | None,
+                           ts: str) -> None:
+        """Append a history entry."""
+    def memory_versions(self, memory_id: str) -> list[dict[str, Any]]:
+        """History, oldest first."""
+    def memory_session(self, session_key: str) -> tuple[str, str] | None:
+        """Last memory of a session."""
+    def set_memory_session(self, session_key: str, memory_id: str, said_at: str) -> None:
+        """Set the last memory of a session."""
+    def add_memory_docrefs(self, scope_key: str, memory_id: str, refs: Iterable[str]) -> None:
+        """Record document references."""
+    def memories_with_docrefs(self, scope_key: str, refs: Sequence[str], exclude: str, limit: int) -> list[str]:
+        """Memories of a scope key sharing a reference."""
+    def add_memory_mentions(self, memory_id: str, entity_ids: Iterable[str]) -> int:
+        """Link a memory to entities it names."""
+    def memory_mentions(self, memory_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Entities each memory names."""
+    def memories_mentioning(self, entity_ids: Iterable[str], filters: Any, include_archived: bool,
+                            limit: int) -> list[str]:
+        """Memories of a scope naming any of the entities."""
+    def has_entities(self) -> bool:
+        """Whether any entity exists."""
+    def search_memories_fts(self, text: str, filters: Any, include_archived: bool, k: int) -> list[tuple[str, float]]:
+        """BM25 search over a scope's memories."""
+    def memory_bm25(self, text: str, memory_ids: Sequence[str]) -> dict[str, float]:
+        """BM25 of a text for given memories."""
+    def insert_memory_edges(self, edges: Sequence[tuple[str, str, str, str, float, str]]) -> int:
+        """Insert memory edges; returns the number new."""
+    def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float
+                          ) -> dict[str, list[tuple[str, float, str]]]:
+        """Memory edges of each memory, either direction."""
+    def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
+                           ) -> list[tuple[str, str, str, float]]:
+        """Edges among the given memories."""
+    def memory_edge_decay_rows(self) -> list[tuple[str, str, float, float, str, str, str]]:
+        """Decay inputs of every memory edge."""
+    def set_edge_weights(self, weights: Sequence[tuple[float, str]], now: str) -> None:
+        """Update edge weights."""
+    def delete_edges_by_id(self, edge_ids: Sequence[str]) -> int:
+        """Delete edges by id."""
+    def delete_memory_edges(self, filters: Any, keep_types: Sequence[str] = ()) -> int:
+        """Delete the memory edges of a scope."""
+    def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
+        """Those memories still having an edge."""
+    def memory_decay_rows(self) -> list[tuple[str, str, float, float, float]]:
+        """Decay inputs of every live memory."""
+    def set_memory_relevance(self, values: Sequence[tuple[float, str]]) -> None:
+        """Update relevances."""
+    def set_memories_archived(self, memory_ids: Sequence[str], archived: bool, now: str) -> None:
+        """Archive or restore memories."""
+    def set_memory_quality(self, memory_id: str, quality: float, floor: float, relevance: float, used_at: str,
+                           archived: bool) -> None:
+        """Write a memory's relevance state."""
+    def record_memory_use(self, memory_ids: Sequence[str], now: str) -> None:
+        """Count a use and restart the decay clock."""
+    def add_memory_feedback(self, memory_id: str, query: str, helpful: bool, ts: str) -> None:
+        """Record feedback."""
+    def memory_feedback(self, memory_ids: Iterable[str], limit_per: int = 20) -> dict[str, list[tuple[str, bool]]]:
+        """Latest feedback per memory."""
+    def memory_llm_budget(self, key: str) -> tuple[str, int, str | None] | None:
+        """An LLM budget's state."""
+    def set_memory_llm_budget(self, key: str, day: str, tokens: int, cooldown_until: str | None) -> None:
+        """Persist an LLM budget."""
+    def memory_stats(self, filters: Any) -> dict[str, Any]:
+        """Memory and memory-edge counts within a scope."""

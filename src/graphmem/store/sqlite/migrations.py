@@ -373,4 +373,118 @@ CREATE TABLE skill_roots (
 );
 """,
     ),
+    (
+        "0007_memory",
+        """
+-- Memories (kind 'memory' nodes): what an agent was told, scoped by tenant / user / agent / run.
+-- scope_key = tenant|user|agent: memory edges never join two different scope keys.
+-- said_at is when it was said (ordering, reply windows); used_at is the system time it was
+-- stored or last used (decay). relevance = max(floor, quality * 0.5 ** (age / half-life)).
+CREATE TABLE memories (
+    rowid_ INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE REFERENCES nodes (id) ON DELETE CASCADE,
+    tenant_id TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    run_id TEXT,
+    scope_key TEXT NOT NULL,
+    role TEXT,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    said_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    used_at TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    quality REAL NOT NULL DEFAULT 1.0,
+    floor REAL NOT NULL DEFAULT 0.0,
+    relevance REAL NOT NULL DEFAULT 1.0,
+    archived INTEGER NOT NULL DEFAULT 0,
+    uses INTEGER NOT NULL DEFAULT 0,
+    helpful INTEGER NOT NULL DEFAULT 0,
+    unhelpful INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX memories_user ON memories (user_id, archived);
+CREATE INDEX memories_agent ON memories (agent_id, archived);
+CREATE INDEX memories_run ON memories (run_id);
+CREATE INDEX memories_tenant ON memories (tenant_id);
+CREATE INDEX memories_scope ON memories (scope_key, said_at);
+CREATE INDEX memories_used ON memories (archived, used_at);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    text, content='memories', content_rowid='rowid_', tokenize='porter unicode61'
+);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, text) VALUES (new.rowid_, new.text);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.rowid_, old.text);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.rowid_, old.text);
+    INSERT INTO memories_fts (rowid, text) VALUES (new.rowid_, new.text);
+END;
+-- The node row mirrors what the shared graph shows of a memory.
+CREATE TRIGGER memories_node_sync AFTER UPDATE OF relevance, archived, text ON memories BEGIN
+    UPDATE nodes SET relevance = new.relevance, archived = new.archived, name = substr(new.text, 1, 200),
+        updated_at = new.updated_at WHERE id = new.id;
+END;
+
+-- What happened to each memory (ADD / UPDATE / DELETE with old and new text), oldest first;
+-- kept after the memory is deleted.
+CREATE TABLE memory_versions (
+    id INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    old_text TEXT,
+    new_text TEXT,
+    ts TEXT NOT NULL
+);
+CREATE INDEX memory_versions_memory ON memory_versions (memory_id, id);
+
+-- The last memory of each session (scope key + run), so that REPLY_TO / TEMPORAL_NEXT survive restarts.
+CREATE TABLE memory_sessions (
+    session_key TEXT PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    said_at TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Document references found in a memory's metadata or text (DOCUMENT_LINK).
+CREATE TABLE memory_docrefs (
+    scope_key TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    memory_id TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+    PRIMARY KEY (scope_key, ref, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_docrefs_memory ON memory_docrefs (memory_id);
+
+-- Memory -> knowledge-graph entity it names. A table of its own (like chunk mentions) so that
+-- entity-graph walks (query, search over chunks) never step onto memories.
+CREATE TABLE memory_mentions (
+    memory_id TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+    entity_id TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+    PRIMARY KEY (memory_id, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_mentions_entity ON memory_mentions (entity_id);
+
+-- Feedback on a memory for a query (frequency / personal / success terms).
+CREATE TABLE memory_feedback (
+    id INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+    query TEXT NOT NULL,
+    helpful INTEGER NOT NULL,
+    ts TEXT NOT NULL
+);
+CREATE INDEX memory_feedback_memory ON memory_feedback (memory_id, id);
+
+-- Daily LLM token budget per user (edge labelling), with a cooldown once spent.
+CREATE TABLE memory_llm_budget (
+    budget_key TEXT PRIMARY KEY,
+    day TEXT NOT NULL,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    cooldown_until TEXT
+) WITHOUT ROWID;
+""",
+    ),
 ]

@@ -20,6 +20,7 @@ from ...errors import BackendError, StoreBusy
 from ...models import Chunk, ChunkHit, Document, Edge, Event, Node
 from .evidence import EvidenceSqlMixin
 from .fts import pruned_fts_query
+from .memory import MemorySqlMixin
 from .migrations import MIGRATIONS
 from .vectors import VectorSqlMixin
 from .skills import SkillSqlMixin
@@ -35,7 +36,7 @@ def _chunks(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin):
+class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin):
     """Store protocol implementation over one SQLite file."""
 
     backend = "sqlite"

@@ -1,0 +1,514 @@
+"""``kb.memory``: what an agent was told, as a context graph in the shared store.
+
+mem0 / ContextKit-shaped: ``add``, ``get``, ``get_all``, ``update``, ``delete``, ``history``,
+``search``, plus decay and feedback. Memories are ``kind = 'memory'`` nodes; each add links the
+new memory to its session, documents and topics (see :mod:`graphmem.memory.edges`); search is
+seed -> expand -> rerank (:mod:`graphmem.memory.search`). Every write is one transaction with
+its events.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import InvalidInput, NotFound
+from ..memory.decay import LAST_TICK_KEY, relevance_now, tick
+from ..memory.edges import EDGE_WEIGHTS, LLM_TYPES, edge_id, plan_edges
+from ..memory.llm import LLMError, MemoryLLM
+from ..memory.scope import (SCOPE_FIELDS, check_metadata, check_text, doc_refs, iso, parse_iso, parse_timestamp,
+                            require_scope, scope_filters, scope_key, session_key)
+from ..memory.search import STRATEGIES, rank_memories
+from ..retrieval.graph_query import find_seed_entities
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["Memory"]
+
+MAX_LIMIT = 10_000
+_TICK_EVERY = timedelta(hours=1)
+
+
+def _out(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The public form of a memory row."""
+    return {
+        "id": row["id"], "memory": row["text"], "metadata": row["metadata"], "role": row["role"],
+        "user_id": row["user_id"], "agent_id": row["agent_id"], "run_id": row["run_id"],
+        "tenant_id": row["tenant_id"], "timestamp": row["said_at"], "created_at": row["created_at"],
+        "updated_at": row["updated_at"], "relevance": row["relevance"], "archived": row["archived"],
+        "version": row["version"],
+    }
+
+
+def _positive_int(value: Any, field: str, high: int = MAX_LIMIT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise InvalidInput(f"{field}: expected an integer from 1 to {high}, got {value!r}")
+    return value
+
+
+def _delta(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise InvalidInput(f"delta: expected a number in (0, 1], got {value!r}")
+    return float(value)
+
+
+class Memory:
+    """The memories face of a knowledge base."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self._kb = kb
+        self._said_dense_off = False
+        kb.embeddings.register_source("memory", kb.store.memories_to_embed)
+        cg = kb.config["memory"]["context_graph"]
+        algo = cg["retrieval"]["algorithm"]
+        if algo not in STRATEGIES:
+            raise InvalidInput(f"config key 'memory.context_graph.retrieval.algorithm' must be one of "
+                               f"{', '.join(STRATEGIES)}, got {algo!r}")
+        if cg["decay"]["half_life_days"] <= 0:
+            raise InvalidInput("config key 'memory.context_graph.decay.half_life_days' must be positive")
+
+    # -- configuration --------------------------------------------------------------------------
+
+    @property
+    def _cfg(self) -> dict[str, Any]:
+        return self._kb.config["memory"]
+
+    @property
+    def _cg(self) -> dict[str, Any]:
+        return self._kb.config["memory"]["context_graph"]
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def _items(self, messages_or_text: Any) -> list[tuple[str | None, str]]:
+        max_chars = self._cfg["max_text_chars"]
+        if isinstance(messages_or_text, str):
+            return [(None, check_text(messages_or_text, "text", max_chars))]
+        if isinstance(messages_or_text, Mapping):
+            messages_or_text = [messages_or_text]
+        if not isinstance(messages_or_text, Sequence) or not messages_or_text:
+            raise InvalidInput("messages: expected a text or a non-empty list of {role, content} messages")
+        out: list[tuple[str | None, str]] = []
+        for i, m in enumerate(messages_or_text):
+            if isinstance(m, str):
+                out.append((None, check_text(m, f"messages[{i}]", max_chars)))
+                continue
+            if not isinstance(m, Mapping) or "content" not in m:
+                raise InvalidInput(f"messages[{i}]: expected a {{role, content}} mapping or a string")
+            role = m.get("role")
+            if role is not None and (not isinstance(role, str) or not role.strip()):
+                raise InvalidInput(f"messages[{i}].role: expected a non-empty string, got {role!r}")
+            out.append((role, check_text(m["content"], f"messages[{i}].content", max_chars)))
+        return out
+
+    def _vector(self, memory_id: str) -> np.ndarray | None:
+        model = self._kb.embeddings.stored_model()
+        if model is None:
+            return None
+        blob = self._kb.store.vectors_for("memory", [memory_id], model).get(memory_id)
+        return None if blob is None else np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+
+    def _link(self, mem: dict[str, Any], prev: tuple[str, str] | None, now: str,
+              earlier: set[str] | None = None) -> int:
+        """Edges, references and mentions of a stored memory (inside the caller's transaction)."""
+        store = self._kb.store
+        refs = doc_refs(mem["metadata"], mem["text"])
+        if prev is not None and not store.get_memories([prev[0]]):
+            prev = None  # the session's last memory was deleted
+        planned = plan_edges(self._kb, mem, self._vector(mem["id"]), prev, refs, self._cg["edges"], earlier)
+        n = store.insert_memory_edges([(edge_id(s, t, d), s, d, t, w, now) for s, d, t, w in planned])
+        if refs:
+            store.add_memory_docrefs(mem["scope_key"], mem["id"], refs)
+        if self._cfg["mention_entities"] and store.has_entities():
+            ents = find_seed_entities(self._kb, mem["text"], 5, strict=True)
+            if ents:
+                store.add_memory_mentions(mem["id"], ents)
+        return n
+
+    def add(
+        self,
+        messages_or_text: str | Sequence[Mapping[str, Any] | str] | Mapping[str, Any],
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        tenant_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: Any = None,
+        infer: bool = False,
+    ) -> dict[str, Any]:
+        """Remember a text, or each message of a ``[{role, content}]`` list (one memory each).
+
+        ``timestamp`` (datetime or ISO-8601; default now) is when it was said. With ``infer=True``
+        and an LLM configured, the facts the LLM extracts are stored instead, each citing its
+        message in ``metadata.source_message``. Returns ``{"results": [{"id", "memory", "event"}],
+        "edges": n}``. Bad input raises InvalidInput and stores nothing.
+        """
+        kb, store = self._kb, self._kb.store
+        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
+        require_scope(filters, self._cfg["require_scope"], "add")
+        meta = check_metadata(metadata)
+        items = self._items(messages_or_text)
+        now = kb.now()
+        said = parse_timestamp(timestamp, now)
+        sources: list[dict[str, Any] | None] = [None] * len(items)
+        if infer:
+            llm = MemoryLLM(kb.config["llm"])
+            try:
+                facts, _tokens = llm.extract_facts(items)
+            except LLMError as exc:
+                raise InvalidInput(f"infer=True: the LLM could not extract facts ({exc}); nothing was stored") from None
+            sources = [{"index": i, "role": items[i][0], "content": items[i][1]} for _, i in facts]
+            items = [(None, f) for f, _ in facts]
+            if not items:
+                return {"results": [], "edges": 0}
+        kb.embeddings.prefetch([t for _, t in items])
+        skey, sess = scope_key(filters), session_key(filters)
+        results: list[dict[str, Any]] = []
+        edges = 0
+        try:
+            with store.transaction():
+                for (role, text), source in zip(items, sources):
+                    mem = {"id": "mem_" + uuid.uuid4().hex[:20], "text": text, "role": role, "said_at": said,
+                           "created_at": now, "scope_key": skey, **filters,
+                           "metadata": {**meta, **({"source_message": source} if source else {})}}
+                    store.insert_memory(mem)
+                    kb.embeddings.embed_items("memory", [(mem["id"], text)])
+                    prev = store.memory_session(sess)
+                    edges += self._link(mem, prev, now)
+                    if prev is None or said >= prev[1]:
+                        store.set_memory_session(sess, mem["id"], said)
+                    store.add_memory_version(mem["id"], 1, "ADD", None, text, now)
+                    store.append_event("memory.added", mem["id"], now,
+                                       {**filters, "said_at": said, "chars": len(text), "inferred": bool(source)})
+                    results.append({"id": mem["id"], "memory": text, "event": "ADD"})
+        finally:
+            kb.embeddings.clear_prefetched()
+        if self._cg["edges"]["llm"]["enabled"]:
+            edges += self._label([r["id"] for r in results], filters)
+        return {"results": results, "edges": edges}
+
+    def _label(self, new_ids: list[str], filters: Mapping[str, Any]) -> int:
+        """LLM labels for the new memories' most similar pairs, within the persisted daily budget.
+
+        Runs after the add's transaction (an HTTP call never holds the write lock) and writes
+        its edges and the budget in one transaction of its own."""
+        kb, store = self._kb, self._kb.store
+        lc = self._cg["edges"]["llm"]
+        pairs: list[tuple[str, str, float]] = []
+        for mid in new_ids:
+            for other, w, t in store.memory_neighbours([mid], 0.0).get(mid, []):
+                if t == "TOPIC_SIMILAR" and w >= lc["min_topic_similarity"]:
+                    pairs.append((other, mid, w))
+        pairs = sorted(pairs, key=lambda p: -p[2])[: lc["max_pairs_per_insert"]]
+        if not pairs:
+            return 0
+        now_s = kb.now()
+        now = parse_iso(now_s)
+        key = scope_key({"tenant_id": filters.get("tenant_id"), "user_id": filters.get("user_id")})
+        day = now_s[:10]
+        state = store.memory_llm_budget(key)
+        used = state[1] if state and state[0] == day else 0
+        cooldown = state[2] if state else None
+        if cooldown and parse_iso(cooldown) > now:
+            return 0
+        if used >= lc["daily_token_budget"]:
+            with store.transaction():
+                until = iso(now + timedelta(seconds=lc["cooldown_seconds"]))
+                store.set_memory_llm_budget(key, day, used, until)
+                store.append_event("memory.llm_budget_spent", key, now_s, {"tokens": used, "cooldown_until": until})
+            return 0
+        rows = store.get_memories([p[0] for p in pairs] + [p[1] for p in pairs])
+        try:
+            labels, tokens = MemoryLLM(kb.config["llm"]).label_pairs(
+                [(rows[a]["text"], rows[b]["text"]) for a, b, _ in pairs])
+        except LLMError as exc:
+            kb.warn(f"memory edge labelling skipped: {exc}")
+            return 0
+        new = [(edge_id(b, lab, a), b, a, lab, round(conf, 4), now_s)
+               for (a, b, _), got in zip(pairs, labels) if got
+               for lab, conf in [got] if lab in LLM_TYPES and conf >= lc["min_confidence"]]
+        with store.transaction():
+            n = store.insert_memory_edges(new)
+            used += tokens
+            until = iso(now + timedelta(seconds=lc["cooldown_seconds"])) if used >= lc["daily_token_budget"] else None
+            store.set_memory_llm_budget(key, day, used, until)
+            store.append_event("memory.labelled", new_ids[0], now_s,
+                               {"pairs": len(pairs), "edges": n, "tokens": tokens, "day_tokens": used})
+        return n
+
+    def _require(self, memory_id: Any) -> dict[str, Any]:
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidInput(f"memory id: expected a non-empty string, got {memory_id!r}")
+        row = self._kb.store.get_memories([memory_id]).get(memory_id)
+        if row is None:
+            raise NotFound(f"no memory with id '{memory_id}'; list ids with get_all(user_id=...) or "
+                           "`graphmem memory list --user ...`")
+        return row
+
+    def update(self, memory_id: str, text: str, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Replace a memory's text (and metadata, when given). The old text stays as an archived
+        version node ``<id>~v<n>`` linked by UPDATED_FROM, and in :meth:`history`."""
+        kb, store = self._kb, self._kb.store
+        row = self._require(memory_id)
+        text = check_text(text, "text", self._cfg["max_text_chars"])
+        meta = check_metadata(metadata) if metadata is not None else row["metadata"]
+        if "~v" in memory_id:
+            raise InvalidInput(f"memory '{memory_id}' is an old version; update '{memory_id.split('~v')[0]}' instead")
+        now = kb.now()
+        old_id = f"{memory_id}~v{row['version']}"
+        with store.transaction():
+            old = {**{k: row[k] for k in (*SCOPE_FIELDS, "scope_key", "role", "text", "metadata", "said_at")},
+                   "id": old_id, "created_at": now}
+            store.insert_memory(old)
+            store.set_memories_archived([old_id], True, now)
+            kb.embeddings.embed_items("memory", [(old_id, row["text"])])
+            store.update_memory_text(memory_id, text, meta, now)
+            kb.embeddings.embed_items("memory", [(memory_id, text)])
+            n = store.insert_memory_edges([(edge_id(memory_id, "UPDATED_FROM", old_id), memory_id, old_id,
+                                            "UPDATED_FROM", EDGE_WEIGHTS["UPDATED_FROM"], now)])
+            fresh = store.get_memories([memory_id])[memory_id]
+            n += self._link(fresh, None, now)
+            store.add_memory_version(memory_id, row["version"] + 1, "UPDATE", row["text"], text, now)
+            store.append_event("memory.updated", memory_id, now, {"version": row["version"] + 1, "previous": old_id})
+        return {"id": memory_id, "memory": text, "event": "UPDATE", "previous_version": old_id, "edges": n}
+
+    def delete(self, memory_id: str) -> dict[str, Any]:
+        """Delete a memory, its old versions and its edges (its history stays readable)."""
+        kb, store = self._kb, self._kb.store
+        row = self._require(memory_id)
+        now = kb.now()
+        with store.transaction():
+            edges = store.delete_memory(memory_id)
+            for v in range(1, row["version"]):
+                if store.get_memories([f"{memory_id}~v{v}"]):
+                    edges += store.delete_memory(f"{memory_id}~v{v}")
+            store.add_memory_version(memory_id, row["version"], "DELETE", row["text"], None, now)
+            store.append_event("memory.deleted", memory_id, now, {"edges": edges})
+        return {"id": memory_id, "event": "DELETE", "edges": edges}
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> dict[str, Any]:
+        """One memory (NotFound when absent)."""
+        return _out(self._require(memory_id))
+
+    def get_all(self, filters: Mapping[str, Any] | None = None, limit: int = 100, *, user_id: str | None = None,
+                agent_id: str | None = None, run_id: str | None = None, tenant_id: str | None = None,
+                include_archived: bool = False) -> dict[str, Any]:
+        """Memories of a scope, oldest said first: ``{"results": [...]}``. ``filters`` may hold
+        the scope fields (as in mem0's ``filters={"user_id": ...}``)."""
+        merged = dict(filters or {})
+        if not isinstance(filters, (Mapping, type(None))):
+            raise InvalidInput(f"filters: expected a mapping of scope fields, got {type(filters).__name__}")
+        unknown = set(merged) - set(SCOPE_FIELDS)
+        if unknown:
+            raise InvalidInput(f"filters: unknown key(s) {sorted(unknown)}; use {', '.join(SCOPE_FIELDS)}")
+        for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id), ("tenant_id", tenant_id)):
+            if value is not None:
+                merged[key] = value
+        scope = scope_filters(**merged)
+        require_scope(scope, self._cfg["require_scope"], "get_all")
+        rows = self._kb.store.list_memories(scope, include_archived, _positive_int(limit, "limit"))
+        return {"results": [_out(r) for r in rows]}
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """What happened to a memory (ADD, UPDATE with old and new text, DELETE), oldest first."""
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidInput(f"memory id: expected a non-empty string, got {memory_id!r}")
+        rows = self._kb.store.memory_versions(memory_id)
+        if not rows:
+            raise NotFound(f"no memory with id '{memory_id}' (nor any history of one)")
+        return rows
+
+    # -- search ---------------------------------------------------------------------------------
+
+    def _maybe_tick(self) -> None:
+        dc = self._cg["decay"]
+        if not (dc["enabled"] and dc["tick_on_read"]):
+            return
+        last = self._kb.store.get_meta(LAST_TICK_KEY)
+        if last is None or parse_iso(self._kb.now()) - parse_iso(last) >= _TICK_EVERY:
+            tick(self._kb, dc)
+
+    def search(
+        self,
+        query: str,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        tenant_id: str | None = None,
+        limit: int = 10,
+        use_context_graph: bool | None = None,
+        include_archived: bool = False,
+        strategy: str | None = None,
+    ) -> dict[str, Any]:
+        """Seeds (dense + BM25 in the scope) -> expand (``strategy`` bfs or ppr, default from
+        config) -> rerank. Returns ``{"results": [...], "subgraph": [...]}`` (subgraph only when
+        it has edges: those among the results and on the paths that led to them)."""
+        kb = self._kb
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query: expected a non-empty string")
+        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
+        require_scope(filters, self._cfg["require_scope"], "search")
+        limit = _positive_int(limit, "limit", 1000)
+        rc = self._cg["retrieval"]
+        strategy = rc["algorithm"] if strategy is None else strategy
+        if strategy not in STRATEGIES:
+            raise InvalidInput(f"strategy: choose from {', '.join(STRATEGIES)}, got {strategy!r}")
+        use_graph = rc["enabled"] if use_context_graph is None else bool(use_context_graph)
+        self._maybe_tick()
+        qvec = kb.embeddings.embed_query(query)
+        if qvec is None and not self._said_dense_off:
+            self._said_dense_off = True
+            kb.warn(f"memory search without dense similarity: {kb.embeddings.note or 'no embedding model'}")
+        ranked = rank_memories(kb, query, qvec, filters, limit=limit, include_archived=include_archived,
+                               strategy=strategy, use_graph=use_graph, rc=rc,
+                               half_life_days=self._cg["decay"]["half_life_days"])
+        results = []
+        for mid in ranked.ids:
+            r = ranked.rows[mid]
+            p = ranked.parts[mid]
+            results.append({
+                "id": mid, "memory": r["text"], "score": round(ranked.score[mid], 6), "metadata": r["metadata"],
+                "user_id": r["user_id"], "agent_id": r["agent_id"], "run_id": r["run_id"],
+                "tenant_id": r["tenant_id"], "timestamp": r["said_at"], "created_at": r["created_at"],
+                "context_graph": {k: p[k] for k in ("dense", "lexical", "graph", "frequency", "personal",
+                                                      "success", "was_seed", "relevance")},
+            })
+        out: dict[str, Any] = {"results": results}
+        if use_graph and ranked.ids:
+            sub = self._subgraph(ranked.ids, ranked.parent)
+            if sub:
+                out["subgraph"] = sub
+        if ranked.ids:
+            with kb.store.transaction():
+                kb.store.record_memory_use(ranked.ids, kb.now())
+        return out
+
+    def _subgraph(self, ids: list[str], parent: Mapping[str, tuple[str, str, float]]) -> list[dict[str, Any]]:
+        result = set(ids)
+        pairs: set[frozenset[str]] = set()
+        nodes = set(ids)
+        for mid in ids:
+            here, steps = mid, 0
+            while here in parent and steps < 10:
+                up = parent[here][0]
+                pairs.add(frozenset((here, up)))
+                nodes.add(up)
+                here, steps = up, steps + 1
+        edges = self._kb.store.memory_edges_among(sorted(nodes))
+        return [{"src": s, "dst": d, "type": t, "weight": round(w, 4)} for s, d, t, w in edges
+                if (s in result and d in result) or frozenset((s, d)) in pairs]
+
+    # -- decay and feedback ---------------------------------------------------------------------
+
+    def tick_decay(self) -> dict[str, int]:
+        """Decay relevances and edge weights now; prune weak edges; archive faded, unlinked
+        memories. Returns ``{"decayed", "pruned", "archived"}``."""
+        return tick(self._kb, self._cg["decay"])
+
+    def _mark(self, memory_id: str, delta: float, up: bool) -> dict[str, Any]:
+        kb, store = self._kb, self._kb.store
+        row = self._require(memory_id)
+        delta = _delta(delta)
+        now = kb.now()
+        rel = relevance_now(row["quality"], row["floor"], row["used_at"], parse_iso(now),
+                            self._cg["decay"]["half_life_days"])
+        if up:
+            quality = min(2.0, rel + delta)
+            floor = max(row["floor"], delta)  # marked relevant: never fades below delta
+        else:
+            quality = max(0.0, rel - delta)
+            floor = min(row["floor"], quality)
+        with store.transaction():
+            store.set_memory_quality(memory_id, quality, floor, max(floor, quality), now,
+                                     row["archived"] and not up)
+            store.append_event("memory.marked", memory_id, now, {"relevant": up, "delta": delta,
+                                                                 "relevance": max(floor, quality)})
+        return {"id": memory_id, "relevance": round(max(floor, quality), 6), "floor": floor}
+
+    def mark_relevant(self, memory_id: str, delta: float = 0.25) -> dict[str, Any]:
+        """Raise a memory's relevance by ``delta`` (restoring it if archived); ``delta`` also
+        becomes its floor."""
+        return self._mark(memory_id, delta, True)
+
+    def mark_irrelevant(self, memory_id: str, delta: float = 0.25) -> dict[str, Any]:
+        """Lower a memory's relevance by ``delta``."""
+        return self._mark(memory_id, delta, False)
+
+    def feedback(self, memory_id: str, query: str, helpful: bool) -> dict[str, Any]:
+        """Record whether a memory helped for a query (feeds the personal / success terms)."""
+        kb, store = self._kb, self._kb.store
+        self._require(memory_id)
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query: expected the non-empty query the memory was found for")
+        if not isinstance(helpful, bool):
+            raise InvalidInput(f"helpful: expected true or false, got {helpful!r}")
+        now = kb.now()
+        with store.transaction():
+            store.add_memory_feedback(memory_id, query, helpful, now)
+            store.append_event("memory.feedback", memory_id, now, {"query": query, "helpful": helpful})
+        return {"id": memory_id, "helpful": helpful}
+
+    # -- maintenance ----------------------------------------------------------------------------
+
+    def backfill_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
+                               run_id: str | None = None, tenant_id: str | None = None,
+                               batch_size: int = 500) -> dict[str, int]:
+        """Link memories stored while the context graph was off (or after a reset), in the order
+        they were said; idempotent. Each batch is one transaction. Returns ``{"nodes", "edges"}``."""
+        kb, store = self._kb, self._kb.store
+        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
+        batch_size = _positive_int(batch_size, "batch_size")
+        rows: list[dict[str, Any]] = []
+        after = 0
+        while chunk := store.memories_after(filters, after, 5000):
+            rows += [r for r in chunk if not r["archived"]]
+            after = chunk[-1]["rowid_"]
+        rows.sort(key=lambda r: (r["said_at"], r["rowid_"]))
+        last: dict[str, tuple[str, str]] = {}
+        done: set[str] = set()
+        nodes = edges = 0
+        for i in range(0, len(rows), batch_size):
+            part = rows[i: i + batch_size]
+            now = kb.now()
+            with store.transaction():
+                kb.embeddings.embed_items("memory", [(r["id"], r["text"]) for r in part])
+                for r in part:
+                    sess = session_key(r)
+                    edges += self._link(r, last.get(sess), now, done)
+                    last[sess] = (r["id"], r["said_at"])
+                    done.add(r["id"])
+                    nodes += 1
+                if i + batch_size >= len(rows):
+                    for sess, (mid, said) in last.items():
+                        cur = store.memory_session(sess)
+                        if cur is None or said >= cur[1]:
+                            store.set_memory_session(sess, mid, said)
+                    store.append_event("memory.backfilled", "memory", now, {**filters, "nodes": nodes, "edges": edges})
+        return {"nodes": nodes, "edges": edges}
+
+    def reset_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
+                            run_id: str | None = None, tenant_id: str | None = None) -> dict[str, int]:
+        """Remove the automatic and LLM edges between memories (of a scope, or all); memories,
+        their history links (UPDATED_FROM) and mentions stay."""
+        kb, store = self._kb, self._kb.store
+        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
+        now = kb.now()
+        with store.transaction():
+            n = store.delete_memory_edges(filters, keep_types=("UPDATED_FROM",))
+            store.append_event("memory.graph_reset", "memory", now, {**filters, "edges": n})
+        return {"edges": n}
+
+    def stats(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+              tenant_id: str | None = None) -> dict[str, Any]:
+        """Counts of memories, archived memories, edges by type and mentions (of a scope, or all)."""
+        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
+        out = self._kb.store.memory_stats(filters)
+        out["last_decay"] = self._kb.store.get_meta(LAST_TICK_KEY)
+        out["embeddings"] = self._kb.embeddings.stored_model()
+        return out

@@ -1,0 +1,69 @@
+"""The context graph's automatic edges: which memories a new (or updated) memory links to.
+
+REPLY_TO (previous memory of the session within the reply window, 1.0), TEMPORAL_NEXT
+(previous -> new in the session, 0.6), DOCUMENT_LINK (a shared document reference, 0.8),
+TOPIC_SIMILAR (cosine >= topic_min_similarity, top topic_top_k, weight = cosine),
+UPDATED_FROM (1.0, made by update). Every candidate is looked up within the new memory's
+scope key (tenant, user, agent), so an edge never joins two users, agents or tenants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..text import short_id
+from .dense import dense_top
+from .scope import parse_iso
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["EDGE_WEIGHTS", "AUTO_TYPES", "LLM_TYPES", "plan_edges", "edge_id"]
+
+REPLY_TO, TEMPORAL_NEXT, DOCUMENT_LINK, TOPIC_SIMILAR, UPDATED_FROM = (
+    "REPLY_TO", "TEMPORAL_NEXT", "DOCUMENT_LINK", "TOPIC_SIMILAR", "UPDATED_FROM")
+LLM_TYPES = ("SUPPORTS", "CONTRADICTS", "REFINES", "ELABORATES")
+AUTO_TYPES = (REPLY_TO, TEMPORAL_NEXT, DOCUMENT_LINK, TOPIC_SIMILAR, UPDATED_FROM)
+EDGE_WEIGHTS = {REPLY_TO: 1.0, TEMPORAL_NEXT: 0.6, DOCUMENT_LINK: 0.8, UPDATED_FROM: 1.0}
+MAX_DOCUMENT_LINKS = 10  # a document shared by thousands of memories links each to its latest few
+
+
+def edge_id(source: str, type: str, target: str) -> str:
+    """Stable id of a memory edge."""
+    return short_id("me_", source, type, target)
+
+
+def plan_edges(kb: KnowledgeBase, mem: Mapping[str, Any], vec: np.ndarray | None,
+               prev: tuple[str, str] | None, refs: list[str], cfg: Mapping[str, Any],
+               earlier: set[str] | None = None) -> list[tuple[str, str, str, float]]:
+    """``(source, target, type, weight)`` edges for memory ``mem``.
+
+    ``prev``: ``(id, said_at)`` of the previous memory of its session (or None); ``refs``: its
+    document references; ``vec``: its unit vector (None without embeddings). ``earlier``, when
+    given (backfills), limits document and topic links to those memories, so that a pair is
+    linked once, from the later memory to the earlier one, as when they were added live.
+    """
+    out: list[tuple[str, str, str, float]] = []
+    mid = mem["id"]
+    if prev is not None and prev[0] != mid:
+        prev_id, prev_said = prev
+        gap = (parse_iso(mem["said_at"]) - parse_iso(prev_said)).total_seconds()
+        if gap >= 0:
+            if cfg["enable_reply_to"] and gap <= cfg["reply_to_window_seconds"]:
+                out.append((mid, prev_id, REPLY_TO, EDGE_WEIGHTS[REPLY_TO]))
+            if cfg["enable_temporal_next"]:
+                out.append((prev_id, mid, TEMPORAL_NEXT, EDGE_WEIGHTS[TEMPORAL_NEXT]))
+        elif cfg["enable_temporal_next"]:  # said before the session's latest: it comes first
+            out.append((mid, prev_id, TEMPORAL_NEXT, EDGE_WEIGHTS[TEMPORAL_NEXT]))
+    if cfg["enable_document_link"] and refs:
+        for other in kb.store.memories_with_docrefs(mem["scope_key"], refs, mid, MAX_DOCUMENT_LINKS):
+            if earlier is None or other in earlier:
+                out.append((mid, other, DOCUMENT_LINK, EDGE_WEIGHTS[DOCUMENT_LINK]))
+    if cfg["enable_topic_similar"] and vec is not None and cfg["topic_top_k"] > 0:
+        for other, sim in dense_top(kb, vec, {"scope_key": mem["scope_key"]}, False, cfg["topic_top_k"], mid):
+            if sim >= cfg["topic_min_similarity"] and (earlier is None or other in earlier):
+                out.append((mid, other, TOPIC_SIMILAR, round(min(sim, 1.0), 4)))
+    return out

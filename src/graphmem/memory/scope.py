@@ -1,0 +1,122 @@
+"""Validation of memory input: scopes, timestamps, metadata, texts; document references."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import InvalidInput
+
+__all__ = ["SCOPE_FIELDS", "DOC_REF_KEYS", "scope_filters", "scope_key", "session_key", "parse_timestamp",
+           "iso", "parse_iso", "check_metadata", "check_text", "doc_refs", "require_scope"]
+
+SCOPE_FIELDS = ("tenant_id", "user_id", "agent_id", "run_id")
+DOC_REF_KEYS = ("doc_id", "document_id", "source_id", "source_url", "url")
+_URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)
+
+
+def scope_filters(**fields: Any) -> dict[str, str]:
+    """The given scope fields (None dropped), each checked to be a non-empty string."""
+    out: dict[str, str] = {}
+    for key in SCOPE_FIELDS:
+        value = fields.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidInput(f"{key}: expected a non-empty string, got {value!r}")
+        out[key] = value
+    return out
+
+
+def require_scope(filters: Mapping[str, Any], required: bool, what: str) -> None:
+    """Raise when no scope field is given and the configuration demands one."""
+    if required and not any(filters.get(k) for k in SCOPE_FIELDS):
+        raise InvalidInput(
+            f"{what}: give at least one of user_id, agent_id, run_id, tenant_id (memory.require_scope is on; "
+            "set it to false in config.toml to allow unscoped memories)")
+
+
+def scope_key(filters: Mapping[str, Any]) -> str:
+    """The isolation key: tenant, user and agent. Memory edges never join two different keys."""
+    return json.dumps([filters.get("tenant_id"), filters.get("user_id"), filters.get("agent_id")])
+
+
+def session_key(filters: Mapping[str, Any]) -> str:
+    """A session: the run within the scope key (or the whole scope key without a run)."""
+    return json.dumps([filters.get("tenant_id"), filters.get("user_id"), filters.get("agent_id"),
+                       filters.get("run_id")])
+
+
+def iso(dt: datetime) -> str:
+    """ISO-8601 UTC with milliseconds and a Z (sortable as text)."""
+    return dt.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(text: str) -> datetime:
+    """Inverse of :func:`iso` (any ISO-8601 string; naive means UTC)."""
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def parse_timestamp(value: Any, now: str) -> str:
+    """When it was said: a datetime, an ISO-8601 string or epoch seconds (default ``now``)."""
+    if value is None:
+        return now
+    if isinstance(value, datetime):
+        return iso(value if value.tzinfo else value.replace(tzinfo=timezone.utc))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise InvalidInput(f"timestamp: expected a datetime or ISO-8601 string, got {value!r}")
+        return iso(datetime.fromtimestamp(value, timezone.utc))
+    if isinstance(value, str):
+        try:
+            return iso(parse_iso(value.strip()))
+        except ValueError:
+            pass
+    raise InvalidInput(f"timestamp: expected a datetime or an ISO-8601 string such as 2024-05-01T12:00:00Z, "
+                       f"got {value!r}")
+
+
+def check_metadata(metadata: Any) -> dict[str, Any]:
+    """A JSON-serialisable mapping (a copy), or InvalidInput naming the offending key."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInput(f"metadata: expected a mapping, got {type(metadata).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str):
+            raise InvalidInput(f"metadata key {key!r}: keys must be strings")
+        try:
+            out[key] = json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError):
+            raise InvalidInput(f"metadata['{key}']: value of type {type(value).__name__} is not JSON-serialisable; "
+                               "pass strings, numbers, booleans, lists or mappings") from None
+    return out
+
+
+def check_text(text: Any, field: str, max_chars: int) -> str:
+    """A non-blank string of at most ``max_chars`` characters."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"{field}: expected a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidInput(f"{field}: the memory text is empty; give the text to remember")
+    if len(text) > max_chars:
+        raise InvalidInput(f"{field}: {len(text)} characters is more than memory.max_text_chars ({max_chars}); "
+                           "split it or raise the limit")
+    return text.strip()
+
+
+def doc_refs(metadata: Mapping[str, Any], text: str) -> list[str]:
+    """Document references of a memory: known metadata keys, then URLs in the text."""
+    refs: list[str] = []
+    for key in DOC_REF_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            refs.append(str(value).strip())
+    refs += [u.rstrip(".,;:!?") for u in _URL.findall(text)]
+    return list(dict.fromkeys(refs))

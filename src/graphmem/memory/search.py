@@ -1,0 +1,182 @@
+"""Memory search: seeds (dense + BM25 within the scope) -> expand (BFS or personalised
+PageRank over memory edges) -> rerank ``(α·dense + β·lexical + γ·graph + feedback) × relevance``.
+
+Every step is confined to the caller's scope: seeds come from scoped queries, and the walk
+only steps onto memories that pass the same scope filter, so neither results nor ``subgraph``
+can reach another user's, agent's or tenant's memories.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..retrieval.fusion import max_normalise, rrf
+from ..retrieval.graph_query import find_seed_entities
+from ..retrieval.ppr import personalized_pagerank
+from ..text import query_words
+from .decay import relevance_now
+from .dense import dense_of, dense_top
+from .scope import parse_iso
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["Ranked", "rank_memories", "STRATEGIES"]
+
+STRATEGIES = ("bfs", "ppr")
+MENTION_SEED_STRENGTH = 0.5  # memories naming an entity the query names join the seeds at this strength
+
+
+@dataclass
+class Ranked:
+    """Scored memories, best first, with their score parts and the walk that found them."""
+
+    ids: list[str]
+    score: dict[str, float]
+    parts: dict[str, dict[str, Any]]
+    parent: dict[str, tuple[str, str, float]] = field(default_factory=dict)  # node -> (from, type, weight)
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _scoped_neighbours(kb: KnowledgeBase, filters: Mapping[str, Any], include_archived: bool, floor: float,
+                       allowed: dict[str, bool]):  # type: ignore[no-untyped-def]
+    """Neighbour lookup over memory edges, restricted to memories passing the scope filter."""
+    store = kb.store
+
+    def lookup(nodes: list[str]) -> dict[str, list[tuple[str, float, str]]]:
+        raw = store.memory_neighbours(nodes, floor)
+        unknown = {o for lst in raw.values() for o, _, _ in lst if o not in allowed}
+        if unknown:
+            inside = store.memories_in_scope(unknown, filters, include_archived)
+            for o in unknown:
+                allowed[o] = o in inside
+        out: dict[str, list[tuple[str, float, str]]] = {}
+        for n, lst in raw.items():
+            best: dict[str, tuple[float, str]] = {}
+            for o, w, t in lst:
+                if allowed.get(o) and (o not in best or w > best[o][0]):
+                    best[o] = (w, t)
+            out[n] = [(o, w, t) for o, (w, t) in best.items()]
+        return out
+
+    return lookup
+
+
+def _bfs(seeds: dict[str, float], lookup: Any, depth: int, cap: int
+         ) -> tuple[dict[str, float], dict[str, tuple[str, str, float]]]:
+    """Graph score = best (seed strength × product of edge weights) over paths of <= depth edges."""
+    graph = dict(seeds)
+    parent: dict[str, tuple[str, str, float]] = {}
+    frontier = list(seeds)
+    for _ in range(depth):
+        if not frontier:
+            break
+        nbrs = lookup(frontier)
+        changed: set[str] = set()
+        for u in frontier:
+            for v, w, t in nbrs.get(u, ()):
+                cand = graph[u] * w
+                if cand > graph.get(v, 0.0) + 1e-12:
+                    graph[v] = cand
+                    if v not in seeds:
+                        parent[v] = (u, t, w)
+                    changed.add(v)
+        frontier = sorted(changed, key=lambda n: -graph[n])[: max(cap, 1)]
+    keep = set(seeds) | set(sorted((n for n in graph if n not in seeds), key=lambda n: (-graph[n], n))
+                            [: max(0, cap - len(seeds))])
+    return {n: s for n, s in graph.items() if n in keep}, {n: p for n, p in parent.items() if n in keep}
+
+
+def _ppr(seeds: dict[str, float], lookup: Any, damping: float, cap: int
+         ) -> tuple[dict[str, float], dict[str, tuple[str, str, float]]]:
+    """Personalised PageRank by local push from the seeds (cost bounded by the neighbourhood)."""
+    types: dict[tuple[str, str], tuple[str, float]] = {}
+
+    def nb(nodes: list[str]) -> dict[str, list[tuple[str, float]]]:
+        got = lookup(nodes)
+        out: dict[str, list[tuple[str, float]]] = {}
+        for n, lst in got.items():
+            out[n] = [(o, w) for o, w, _ in lst]
+            for o, w, t in lst:
+                types[(n, o)] = (t, w)
+        return out
+
+    res = personalized_pagerank(seeds, nb, alpha=max(1e-3, 1.0 - damping), eps=1e-4, max_nodes=5000)
+    ranked = sorted(res.scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    keep = set(seeds) | {n for n, _ in ranked[: max(cap, len(seeds))]}
+    graph = max_normalise({n: s for n, s in res.scores.items() if n in keep})
+    parent = {v: (u, *types.get((u, v), ("", 0.0))) for v, u in res.parent.items() if v in keep}
+    return graph, parent  # type: ignore[return-value]
+
+
+def _personal(query: str, feedback: list[tuple[str, bool]]) -> float:
+    """Mean of ±(word overlap of this query with a past feedback query)."""
+    if not feedback:
+        return 0.0
+    q = set(query_words(query))
+    total = 0.0
+    for past, helpful in feedback:
+        p = set(query_words(past))
+        overlap = len(q & p) / len(q | p) if q | p else 0.0
+        total += overlap if helpful else -overlap
+    return total / len(feedback)
+
+
+def rank_memories(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], *,
+                  limit: int, include_archived: bool, strategy: str, use_graph: bool,
+                  rc: Mapping[str, Any], half_life_days: float) -> Ranked:
+    """Seeds -> expand -> rerank within the scope ``filters``."""
+    store = kb.store
+    k = int(rc["seed_top_k"])
+    lexical_seeds = store.search_memories_fts(query, filters, include_archived, k)
+    dense_seeds = dense_top(kb, qvec, filters, include_archived, k)
+    seeds = max_normalise(rrf([[i for i, _ in lexical_seeds], [i for i, _ in dense_seeds]]))
+    if kb.config["memory"]["mention_entities"] and store.has_entities():
+        ents = find_seed_entities(kb, query, 5, strict=True)
+        for mid in store.memories_mentioning(ents, filters, include_archived, k):
+            seeds[mid] = max(seeds.get(mid, 0.0), MENTION_SEED_STRENGTH)
+    graph: dict[str, float] = dict(seeds)
+    parent: dict[str, tuple[str, str, float]] = {}
+    if use_graph and seeds and rc["expansion_depth"] > 0:
+        allowed = {s: True for s in seeds}
+        lookup = _scoped_neighbours(kb, filters, include_archived, rc["edge_weight_floor"], allowed)
+        cap = int(rc["max_candidates"])
+        if strategy == "ppr":
+            graph, parent = _ppr(seeds, lookup, rc["ppr_damping"], cap)
+        else:
+            graph, parent = _bfs(seeds, lookup, int(rc["expansion_depth"]), cap)
+    cands = list(graph)
+    if not cands:
+        return Ranked([], {}, {})
+    rows = store.get_memories(cands)
+    cands = [c for c in cands if c in rows]
+    dense = dense_of(kb, qvec, cands)
+    lexical = max_normalise(store.memory_bm25(query, cands))
+    fb = store.memory_feedback(cands) if rc["delta_personal"] else {}
+    max_uses = max((rows[c]["uses"] for c in cands), default=0)
+    now = parse_iso(kb.now())
+    score: dict[str, float] = {}
+    parts: dict[str, dict[str, Any]] = {}
+    for c in cands:
+        r = rows[c]
+        d = max(0.0, dense.get(c, 0.0))
+        lx = lexical.get(c, 0.0)
+        g = graph.get(c, 0.0) if use_graph else 0.0
+        freq = math.log1p(r["uses"]) / math.log1p(max_uses) if max_uses else 0.0
+        votes = r["helpful"] + r["unhelpful"]
+        success = (r["helpful"] - r["unhelpful"]) / (votes + 1)
+        personal = _personal(query, fb.get(c, []))
+        rel = relevance_now(r["quality"], r["floor"], r["used_at"], now, half_life_days)
+        s = (rc["alpha_dense"] * d + rc["beta_bm25"] * lx + rc["gamma_graph"] * g + rc["delta_personal"] * personal
+             + rc["epsilon_frequency"] * freq + rc["zeta_success"] * success) * rel
+        score[c] = s
+        parts[c] = {"dense": round(d, 6), "lexical": round(lx, 6), "graph": round(g, 6), "frequency": round(freq, 6),
+                    "personal": round(personal, 6), "success": round(success, 6), "relevance": round(rel, 6),
+                    "was_seed": c in seeds}
+    order = sorted(cands, key=lambda c: (-score[c], c))[:limit]
+    return Ranked(order, score, parts, parent, rows)

@@ -1,0 +1,389 @@
+"""SQL of the memories face (part of the SQLite backend).
+
+Memories are ``kind = 'memory'`` nodes with a row in ``memories`` (scope, text, timestamps,
+decay state, feedback counters) and an FTS5 index for real BM25. Their links are rows of the
+shared ``edges`` table (REPLY_TO, TEMPORAL_NEXT, ... between two memories of one scope key);
+the entities a memory names are in ``memory_mentions``, outside ``edges``, so that entity-graph
+walks never step onto memories.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .fts import pruned_fts_query
+from .sqlbase import MAX_VARS, SqlHelpers, batches
+
+__all__ = ["MemorySqlMixin", "SCOPE_FIELDS"]
+
+SCOPE_FIELDS = ("tenant_id", "user_id", "agent_id", "run_id")
+_COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope_key", "role", "text", "metadata",
+            "said_at", "created_at", "updated_at", "used_at", "version", "quality", "floor", "relevance",
+            "archived", "uses", "helpful", "unhelpful")
+
+
+def _row(r: sqlite3.Row) -> dict[str, Any]:
+    out = {k: r[k] for k in _COLUMNS}
+    out["metadata"] = json.loads(out["metadata"])
+    out["archived"] = bool(out["archived"])
+    return out
+
+
+def _where(filters: Mapping[str, Any], include_archived: bool, alias: str = "m") -> tuple[str, list[Any]]:
+    """``AND``-ed equality on the given scope fields (None values are not filters)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for key in SCOPE_FIELDS:
+        value = filters.get(key)
+        if value is not None:
+            parts.append(f"{alias}.{key} = ?")
+            params.append(value)
+    if filters.get("scope_key") is not None:  # exact isolation key (tenant, user, agent)
+        parts.append(f"{alias}.scope_key = ?")
+        params.append(filters["scope_key"])
+    if not include_archived:
+        parts.append(f"{alias}.archived = 0")
+    return (" AND ".join(parts) or "1"), params
+
+
+class MemorySqlMixin(SqlHelpers):
+    """Memories, their sessions, document references, mentions, feedback, decay and budgets."""
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def insert_memory(self, mem: Mapping[str, Any]) -> int:
+        """Insert a memory (its node and its row); returns the row id."""
+        c = self.conn
+        c.execute(
+            "INSERT INTO nodes (id, kind, name, type, properties, created_at, updated_at, relevance, archived, manual)"
+            " VALUES (?, 'memory', ?, ?, '{}', ?, ?, 1.0, 0, 1)",
+            (mem["id"], mem["text"][:200], mem.get("role") or "memory", mem["created_at"], mem["created_at"]),
+        )
+        cur = c.execute(
+            "INSERT INTO memories (id, tenant_id, user_id, agent_id, run_id, scope_key, role, text, metadata, said_at,"
+            " created_at, updated_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (mem["id"], mem.get("tenant_id"), mem.get("user_id"), mem.get("agent_id"), mem.get("run_id"),
+             mem["scope_key"], mem.get("role"), mem["text"], json.dumps(mem.get("metadata") or {}, ensure_ascii=False),
+             mem["said_at"], mem["created_at"], mem["created_at"], mem["created_at"]),
+        )
+        return int(cur.lastrowid or 0)
+
+    def get_memories(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Memories by id (missing ids are absent)."""
+        return {r["id"]: _row(r) for r in self._rows_in("SELECT * FROM memories WHERE id IN ({ids})", ids)}
+
+    def list_memories(self, filters: Mapping[str, Any], include_archived: bool = False, limit: int = 100,
+                      offset: int = 0) -> list[dict[str, Any]]:
+        """Memories matching the scope filters, oldest said first."""
+        where, params = _where(filters, include_archived)
+        rows = self._rows(f"SELECT * FROM memories m WHERE {where} ORDER BY said_at, rowid_ LIMIT ? OFFSET ?",
+                          [*params, limit, offset])
+        return [_row(r) for r in rows]
+
+    def memories_after(self, filters: Mapping[str, Any], after_rowid: int, limit: int) -> list[dict[str, Any]]:
+        """Memories (archived too) with row id > ``after_rowid`` in row order (for backfills)."""
+        where, params = _where(filters, True)
+        rows = self._rows(f"SELECT * FROM memories m WHERE {where} AND rowid_ > ? ORDER BY rowid_ LIMIT ?",
+                          [*params, after_rowid, limit])
+        return [_row(r) for r in rows]
+
+    def memory_scope_ids(self, filters: Mapping[str, Any], include_archived: bool, limit: int) -> list[str] | None:
+        """Ids of the memories of a scope, or None when there are more than ``limit``."""
+        where, params = _where(filters, include_archived)
+        rows = self._rows(f"SELECT id FROM memories m WHERE {where} LIMIT ?", [*params, limit + 1])
+        return None if len(rows) > limit else [r[0] for r in rows]
+
+    def memories_in_scope(self, ids: Iterable[str], filters: Mapping[str, Any], include_archived: bool) -> set[str]:
+        """Those of ``ids`` that match the scope filters."""
+        where, params = _where(filters, include_archived)
+        return {r[0] for r in self._rows_in(f"SELECT id FROM memories m WHERE id IN ({{ids}}) AND {where}",
+                                            ids, after=params)}
+
+    def memories_to_embed(self, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(rowid, id, text)`` of memories after ``after_rowid``, for reindex."""
+        return [(r[0], r[1], r[2]) for r in self._rows(
+            "SELECT rowid_, id, text FROM memories WHERE rowid_ > ? ORDER BY rowid_ LIMIT ?", (after_rowid, limit))]
+
+    def update_memory_text(self, memory_id: str, text: str, metadata: Mapping[str, Any], now: str) -> None:
+        """New text and metadata for a memory (version + 1; the decay clock restarts)."""
+        self.conn.execute(
+            "UPDATE memories SET text = ?, metadata = ?, updated_at = ?, used_at = ?, version = version + 1"
+            " WHERE id = ?", (text, json.dumps(dict(metadata), ensure_ascii=False), now, now, memory_id))
+
+    def delete_memory(self, memory_id: str) -> int:
+        """Delete a memory (its node, row, edges, references and vector); returns its edge count."""
+        n = self.conn.execute("SELECT count(*) FROM edges WHERE source = ? OR target = ?",
+                              (memory_id, memory_id)).fetchone()[0]
+        self.conn.execute("DELETE FROM nodes WHERE id = ?", (memory_id,))  # cascades
+        return int(n)
+
+    def add_memory_version(self, memory_id: str, version: int, event: str, old: str | None, new: str | None,
+                           ts: str) -> None:
+        """Record one history entry of a memory."""
+        self.conn.execute(
+            "INSERT INTO memory_versions (memory_id, version, event, old_text, new_text, ts) VALUES (?, ?, ?, ?, ?, ?)",
+            (memory_id, version, event, old, new, ts))
+
+    def memory_versions(self, memory_id: str) -> list[dict[str, Any]]:
+        """History of a memory, oldest first."""
+        return [dict(r) for r in self._rows(
+            "SELECT memory_id, version, event, old_text, new_text, ts FROM memory_versions WHERE memory_id = ?"
+            " ORDER BY id", (memory_id,))]
+
+    # -- sessions, document references, mentions ------------------------------------------
+
+    def memory_session(self, session_key: str) -> tuple[str, str] | None:
+        """``(memory id, said_at)`` of the last memory of a session."""
+        r = self.conn.execute("SELECT memory_id, said_at FROM memory_sessions WHERE session_key = ?",
+                              (session_key,)).fetchone()
+        return (r[0], r[1]) if r else None
+
+    def set_memory_session(self, session_key: str, memory_id: str, said_at: str) -> None:
+        """Make a memory the last of its session."""
+        self.conn.execute(
+            "INSERT INTO memory_sessions (session_key, memory_id, said_at) VALUES (?, ?, ?) ON CONFLICT(session_key)"
+            " DO UPDATE SET memory_id = excluded.memory_id, said_at = excluded.said_at", (session_key, memory_id, said_at))
+
+    def add_memory_docrefs(self, scope_key: str, memory_id: str, refs: Iterable[str]) -> None:
+        """Record the document references of a memory."""
+        self.conn.executemany("INSERT OR IGNORE INTO memory_docrefs (scope_key, ref, memory_id) VALUES (?, ?, ?)",
+                              [(scope_key, r, memory_id) for r in refs])
+
+    def memories_with_docrefs(self, scope_key: str, refs: Sequence[str], exclude: str, limit: int) -> list[str]:
+        """Memories of a scope key sharing one of ``refs`` (most recent first)."""
+        if not refs:
+            return []
+        marks = ",".join("?" * len(refs))
+        return [r[0] for r in self._rows(
+            f"SELECT DISTINCT d.memory_id FROM memory_docrefs d JOIN memories m ON m.id = d.memory_id"
+            f" WHERE d.scope_key = ? AND d.ref IN ({marks}) AND d.memory_id != ? ORDER BY m.rowid_ DESC LIMIT ?",
+            [scope_key, *refs, exclude, limit])]
+
+    def add_memory_mentions(self, memory_id: str, entity_ids: Iterable[str]) -> int:
+        """Link a memory to entities it names; returns the number of new links."""
+        cur = self.conn.executemany("INSERT OR IGNORE INTO memory_mentions (memory_id, entity_id) VALUES (?, ?)",
+                                    [(memory_id, e) for e in entity_ids])
+        return max(cur.rowcount, 0)
+
+    def memory_mentions(self, memory_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Entity ids each memory names."""
+        out: dict[str, list[str]] = {}
+        for r in self._rows_in("SELECT memory_id, entity_id FROM memory_mentions WHERE memory_id IN ({ids})",
+                               memory_ids):
+            out.setdefault(r[0], []).append(r[1])
+        return out
+
+    def memories_mentioning(self, entity_ids: Iterable[str], filters: Mapping[str, Any], include_archived: bool,
+                            limit: int) -> list[str]:
+        """Memories of a scope that name any of the entities (most recent first)."""
+        where, params = _where(filters, include_archived)
+        ids = list(dict.fromkeys(entity_ids))[:MAX_VARS]
+        if not ids:
+            return []
+        return [r[0] for r in self._rows(
+            f"SELECT DISTINCT m.id FROM memory_mentions x JOIN memories m ON m.id = x.memory_id"
+            f" WHERE x.entity_id IN ({','.join('?' * len(ids))}) AND {where} ORDER BY m.rowid_ DESC LIMIT ?",
+            [*ids, *params, limit])]
+
+    def has_entities(self) -> bool:
+        """Whether the knowledge graph holds any entity."""
+        return self.conn.execute("SELECT 1 FROM nodes WHERE kind = 'entity' LIMIT 1").fetchone() is not None
+
+    # -- full text ----------------------------------------------------------------------------
+
+    def _memory_fts_expr(self, text: str) -> str | None:
+        total = self.conn.execute("SELECT coalesce(max(rowid_), 0) FROM memories").fetchone()[0]
+        return pruned_fts_query(self.conn, "memories_fts", text, total)
+
+    def search_memories_fts(self, text: str, filters: Mapping[str, Any], include_archived: bool,
+                            k: int) -> list[tuple[str, float]]:
+        """BM25-ranked memories of a scope matching any word of ``text`` (never FTS syntax)."""
+        expr = self._memory_fts_expr(text)
+        if expr is None or k <= 0:
+            return []
+        where, params = _where(filters, include_archived)
+        rows = self._rows(
+            f"SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m"
+            f" ON m.rowid_ = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
+            f" ORDER BY bm25(memories_fts) LIMIT ?", [expr, *params, k])
+        return [(r[0], float(r[1])) for r in rows]
+
+    def memory_bm25(self, text: str, memory_ids: Sequence[str]) -> dict[str, float]:
+        """BM25 of ``text`` for the given memories (those matching at least one word)."""
+        expr = self._memory_fts_expr(text)
+        if expr is None or not memory_ids:
+            return {}
+        out: dict[str, float] = {}
+        for part in batches(list(memory_ids)):
+            rows = self._rows(
+                f"SELECT m.id, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.rowid_ = memories_fts.rowid"
+                f" WHERE memories_fts MATCH ? AND memories_fts.rowid IN"
+                f" (SELECT rowid_ FROM memories WHERE id IN ({','.join('?' * len(part))}))", [expr, *part])
+            out.update({r[0]: float(r[1]) for r in rows})
+        return out
+
+    # -- edges --------------------------------------------------------------------------------
+
+    def insert_memory_edges(self, edges: Sequence[tuple[str, str, str, str, float, str]]) -> int:
+        """Insert ``(id, source, target, type, weight, now)`` memory edges (manual, base weight in
+        properties); existing ``(source, type, target)`` edges are left alone. Returns how many are new."""
+        before = self.conn.total_changes
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO edges (id, source, target, type, confidence, created_at, updated_at, manual,"
+            " properties) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)",
+            [(i, s, t, ty, w, now, now, json.dumps({"w0": w, "memory": True})) for i, s, t, ty, w, now in edges])
+        return self.conn.total_changes - before
+
+    def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float
+                          ) -> dict[str, list[tuple[str, float, str]]]:
+        """Memory-to-memory edges of each memory (either direction): ``{id: [(other, weight, type)]}``."""
+        out: dict[str, list[tuple[str, float, str]]] = {}
+        ids = list(dict.fromkeys(memory_ids))
+        for part in batches(ids, MAX_VARS // 2):
+            marks = ",".join("?" * len(part))
+            rows = self._rows(
+                f"SELECT source, target, confidence, type FROM edges WHERE source IN ({marks}) AND confidence >= ?"
+                f" UNION ALL SELECT source, target, confidence, type FROM edges WHERE target IN ({marks})"
+                f" AND confidence >= ? AND source NOT IN ({marks})",
+                [*part, min_weight, *part, min_weight, *part])
+            wanted = set(part)
+            for s, t, w, ty in rows:
+                if s in wanted:
+                    out.setdefault(s, []).append((t, float(w), ty))
+                if t in wanted:
+                    out.setdefault(t, []).append((s, float(w), ty))
+        return out
+
+    def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
+                           ) -> list[tuple[str, str, str, float]]:
+        """``(source, target, type, weight)`` of the edges whose two ends are among ``memory_ids``."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return []
+        out: list[tuple[str, str, str, float]] = []
+        wanted = set(ids)
+        for part in batches(ids, MAX_VARS // 2):
+            marks = ",".join("?" * len(part))
+            for s, t, ty, w in self._rows(
+                    f"SELECT source, target, type, confidence FROM edges WHERE source IN ({marks}) AND confidence >= ?",
+                    [*part, min_weight]):
+                if t in wanted:
+                    out.append((s, t, ty, float(w)))
+        return sorted(out, key=lambda e: (-e[3], e[0], e[1], e[2]))
+
+    def memory_edge_decay_rows(self) -> list[tuple[str, str, float, float, str, str, str]]:
+        """``(edge id, type, weight, base weight, created_at, source used_at, target used_at)`` of every
+        memory-to-memory edge."""
+        return [(r[0], r[1], float(r[2]), float(r[3] if r[3] is not None else r[2]), r[4], r[5], r[6])
+                for r in self._rows(
+                    "SELECT e.id, e.type, e.confidence, json_extract(e.properties, '$.w0'), e.created_at,"
+                    " a.used_at, b.used_at FROM edges e JOIN memories a ON a.id = e.source"
+                    " JOIN memories b ON b.id = e.target")]
+
+    def set_edge_weights(self, weights: Sequence[tuple[float, str]], now: str) -> None:
+        """``(weight, edge id)`` updates."""
+        self.conn.executemany("UPDATE edges SET confidence = ?, updated_at = ? WHERE id = ?",
+                              [(w, now, i) for w, i in weights])
+
+    def delete_edges_by_id(self, edge_ids: Sequence[str]) -> int:
+        """Delete edges by id; returns how many went."""
+        n = 0
+        for part in batches(list(edge_ids)):
+            n += self.conn.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(part))})", part).rowcount
+        return n
+
+    def delete_memory_edges(self, filters: Mapping[str, Any], keep_types: Sequence[str] = ()) -> int:
+        """Delete the memory-to-memory edges of a scope (all memories without filters), except
+        those of ``keep_types``."""
+        where, params = _where(filters, True)
+        keep = "".join(" AND e.type != ?" for _ in keep_types)
+        return self.conn.execute(
+            f"DELETE FROM edges WHERE id IN (SELECT e.id FROM edges e JOIN memories m ON m.id = e.source"
+            f" JOIN memories b ON b.id = e.target WHERE {where}{keep})", [*params, *keep_types]).rowcount
+
+    def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
+        """Those of ``memory_ids`` that still have an edge."""
+        out: set[str] = set()
+        for part in batches(list(dict.fromkeys(memory_ids)), MAX_VARS // 2):
+            marks = ",".join("?" * len(part))
+            out |= {r[0] for r in self._rows(
+                f"SELECT source FROM edges WHERE source IN ({marks}) UNION SELECT target FROM edges"
+                f" WHERE target IN ({marks})", [*part, *part])}
+        return out
+
+    # -- decay, use and feedback -------------------------------------------------------------
+
+    def memory_decay_rows(self) -> list[tuple[str, str, float, float, float]]:
+        """``(id, used_at, quality, floor, relevance)`` of every live memory."""
+        return [(r[0], r[1], float(r[2]), float(r[3]), float(r[4])) for r in self._rows(
+            "SELECT id, used_at, quality, floor, relevance FROM memories WHERE archived = 0")]
+
+    def set_memory_relevance(self, values: Sequence[tuple[float, str]]) -> None:
+        """``(relevance, id)`` updates."""
+        self.conn.executemany("UPDATE memories SET relevance = ? WHERE id = ?", values)
+
+    def set_memories_archived(self, memory_ids: Sequence[str], archived: bool, now: str) -> None:
+        """Archive (or restore) memories."""
+        self.conn.executemany("UPDATE memories SET archived = ?, updated_at = ? WHERE id = ?",
+                              [(int(archived), now, i) for i in memory_ids])
+
+    def set_memory_quality(self, memory_id: str, quality: float, floor: float, relevance: float, used_at: str,
+                           archived: bool) -> None:
+        """Write a memory's relevance state (after mark_relevant / mark_irrelevant)."""
+        self.conn.execute(
+            "UPDATE memories SET quality = ?, floor = ?, relevance = ?, used_at = ?, archived = ? WHERE id = ?",
+            (quality, floor, relevance, used_at, int(archived), memory_id))
+
+    def record_memory_use(self, memory_ids: Sequence[str], now: str) -> None:
+        """The memories were returned by a search: count it and restart their decay clock."""
+        self.conn.executemany("UPDATE memories SET uses = uses + 1, used_at = ? WHERE id = ?",
+                              [(now, i) for i in memory_ids])
+
+    def add_memory_feedback(self, memory_id: str, query: str, helpful: bool, ts: str) -> None:
+        """Record a feedback and count it on the memory."""
+        self.conn.execute("INSERT INTO memory_feedback (memory_id, query, helpful, ts) VALUES (?, ?, ?, ?)",
+                          (memory_id, query, int(helpful), ts))
+        col = "helpful" if helpful else "unhelpful"
+        self.conn.execute(f"UPDATE memories SET {col} = {col} + 1 WHERE id = ?", (memory_id,))
+
+    def memory_feedback(self, memory_ids: Iterable[str], limit_per: int = 20) -> dict[str, list[tuple[str, bool]]]:
+        """The latest feedback ``(query, helpful)`` per memory."""
+        out: dict[str, list[tuple[str, bool]]] = {}
+        for r in self._rows_in("SELECT memory_id, query, helpful FROM memory_feedback WHERE memory_id IN ({ids})"
+                               " ORDER BY id DESC", memory_ids):
+            lst = out.setdefault(r[0], [])
+            if len(lst) < limit_per:
+                lst.append((r[1], bool(r[2])))
+        return out
+
+    def memory_llm_budget(self, key: str) -> tuple[str, int, str | None] | None:
+        """``(day, tokens used, cooldown until)`` of an LLM budget."""
+        r = self.conn.execute("SELECT day, tokens, cooldown_until FROM memory_llm_budget WHERE budget_key = ?",
+                              (key,)).fetchone()
+        return (r[0], int(r[1]), r[2]) if r else None
+
+    def set_memory_llm_budget(self, key: str, day: str, tokens: int, cooldown_until: str | None) -> None:
+        """Persist an LLM budget."""
+        self.conn.execute(
+            "INSERT INTO memory_llm_budget (budget_key, day, tokens, cooldown_until) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(budget_key) DO UPDATE SET day = excluded.day, tokens = excluded.tokens,"
+            " cooldown_until = excluded.cooldown_until", (key, day, tokens, cooldown_until))
+
+    # -- stats ------------------------------------------------------------------------------
+
+    def memory_stats(self, filters: Mapping[str, Any]) -> dict[str, Any]:
+        """Counts of memories (live, archived) and of their edges by type, within a scope."""
+        where, params = _where(filters, True)
+        r = self.conn.execute(
+            f"SELECT count(*), coalesce(sum(archived), 0) FROM memories m WHERE {where}", params).fetchone()
+        by_type = {row[0]: row[1] for row in self._rows(
+            f"SELECT e.type, count(*) FROM edges e JOIN memories m ON m.id = e.source"
+            f" JOIN memories b ON b.id = e.target WHERE {where} GROUP BY e.type ORDER BY e.type", params)}
+        mentions = self.conn.execute(
+            f"SELECT count(*) FROM memory_mentions x JOIN memories m ON m.id = x.memory_id WHERE {where}",
+            params).fetchone()[0]
+        return {"memories": r[0] - r[1], "archived": r[1], "edges": sum(by_type.values()), "edge_types": by_type,
+                "mentions": mentions}
