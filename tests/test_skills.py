@@ -298,6 +298,18 @@ def test_skills_do_not_leak_into_entity_queries(kb, tree, quickstart):
     assert not any(n.startswith("skill:") for n in after["nodes"])
 
 
+def test_graph_query_sees_a_skill_named_in_the_text(kb, tree):
+    kb.skills.build([tree])
+    q = kb.query("Should I use the ocr scan skill here?")
+    assert q["nodes"]["skill:alpha/ocr-scan"]["kind"] == "skill"
+    assert {(e["source"], e["type"], e["target"]) for e in q["edges"]} >= {
+        ("skill:alpha/ocr-scan", "related", "skill:alpha/pdf-tools")}
+    skill(tree, "alpha/ocr-scan", "name: image-reader\ndescription: OCR, renamed.")
+    kb.skills.build([tree])  # a renamed skill is found by its new name only
+    assert "skill:alpha/ocr-scan" not in kb.query("use the ocr scan skill")["nodes"]
+    assert "skill:alpha/ocr-scan" in kb.query("use the image reader skill")["nodes"]
+
+
 # -- prompts --------------------------------------------------------------------------------------
 
 def test_prompt_blocks_and_token_estimates(kb, tree, tmp_path):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..models import ENTITY, Edge, Node, Provenance
+from ..models import ENTITY, SKILL, Edge, Node, Provenance
 from ..text import STOP_WORDS, normalize_name, query_words
 
 if TYPE_CHECKING:
@@ -91,7 +91,8 @@ def frontier_edges(kb: KnowledgeBase, min_conf: float, max_nodes: int) -> Callab
     return lookup
 
 
-def find_seed_entities(kb: KnowledgeBase, text: str, limit: int, strict: bool = False) -> list[str]:
+def find_seed_entities(kb: KnowledgeBase, text: str, limit: int, strict: bool = False,
+                       with_skills: bool = False) -> list[str]:
     """Entity ids named in ``text``, best first.
 
     1. exact phrase matches of a name or alias (longest first);
@@ -113,6 +114,9 @@ def find_seed_entities(kb: KnowledgeBase, text: str, limit: int, strict: bool = 
                 continue
             phrases.append(normalize_name(" ".join(gram)))
     found = kb.store.find_nodes(ENTITY, phrases) if phrases else {}
+    if phrases and with_skills:  # a skill named in the text (its graph is the same graph)
+        for p, nid in kb.store.find_nodes(SKILL, phrases).items():
+            found.setdefault(p, nid)
     seeds: list[str] = []
     for p in phrases:  # longest phrases first
         nid = found.get(p)
@@ -176,7 +180,7 @@ def _edge_out(e: Edge, nodes: dict[str, Node]) -> dict[str, Any]:
 def _run(kb: KnowledgeBase, text: str) -> tuple[dict[str, Any], BfsResult, dict[str, Node], list[Edge]]:
     g = kb.config["graph"]
     min_conf = g["min_confidence"]
-    seeds = find_seed_entities(kb, text, g["max_seeds"])
+    seeds = find_seed_entities(kb, text, g["max_seeds"], with_skills=True)
     res = bfs(seeds, frontier_edges(kb, min_conf, g["max_nodes"]), max_depth=g["max_depth"], max_nodes=g["max_nodes"])
     nodes = kb.store.get_nodes(res.order)
     edges = kb.store.edges_among(res.order, min_conf, g["max_edges"]) if res.order else []

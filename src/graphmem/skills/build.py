@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import Conflict, InvalidInput
 from ..models import SKILL, Node
-from ..text import short_id
+from ..text import normalize_name, query_words, short_id
 from .index import SkillIndex, collection_of, embed_text, node_id_for
 from .parse import SkillDoc, name_key, parse_skill
 
@@ -175,6 +175,7 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
                     node.name, node.properties, node.updated_at = doc.name, props, now
                     store.update_node(node)
                     res.updated.append(doc.id)
+                store.set_skill_name(nid, doc.name, normalize_name(" ".join(query_words(doc.name, True))))
                 store.upsert_skill({
                     "skill_id": doc.id, "node_id": nid, "root": root_s, "path": path_s, "name": doc.name,
                     "name_key": name_key(doc.name), "description": doc.description, "category": doc.category,

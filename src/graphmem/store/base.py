@@ -265,6 +265,8 @@ class Store(Protocol):
         """The root each existing skill id was indexed from."""
     def upsert_skill(self, row: Mapping[str, Any]) -> None:
         """Insert or update one skill row (its node must exist)."""
+    def set_skill_name(self, node_id: str, alias: str, norm: str) -> None:
+        """Make ``norm`` the name key of a skill node (graph queries find skills by name)."""
     def set_skill_stat(self, skill_id: str, size: int, mtime_ns: int) -> None:
         """Record a new size/mtime for an unchanged skill."""
     def delete_skill_nodes(self, node_ids: Sequence[str]) -> None:

@@ -44,6 +44,12 @@ class SkillSqlMixin(SqlHelpers):
             values,
         )
 
+    def set_skill_name(self, node_id: str, alias: str, norm: str) -> None:
+        """Make ``norm`` the one name key of a skill node (the first skill keeps a shared name)."""
+        self.conn.execute("DELETE FROM node_names WHERE node_id = ?", (node_id,))
+        self.conn.execute("INSERT OR IGNORE INTO node_names (kind, norm, alias, node_id) VALUES ('skill', ?, ?, ?)",
+                          (norm, alias, node_id))
+
     def set_skill_stat(self, skill_id: str, size: int, mtime_ns: int) -> None:
         """Record a new size/mtime for a skill whose content did not change."""
         self.conn.execute("UPDATE skills SET size = ?, mtime_ns = ? WHERE skill_id = ?", (size, mtime_ns, skill_id))
