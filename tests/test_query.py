@@ -123,3 +123,26 @@ def test_evidence_is_bounded(tmp_path):
         chunks = [c for d in r["supporting_documents"] for c in d["supporting_chunks"]]
         assert len(chunks) <= 3
         assert len(r["evidence_paths"][0]["steps"][0]["documents"]) == 2
+
+
+def test_query_with_evidence_uses_the_hybrid_pipeline_for_passages_and_unnamed_seeds(kb, quickstart):
+    kb.ingest_with_content("ops_1", "Dispatch outage", "ops.txt",
+                           "The dispatch API failed on Monday because the connection pool was exhausted.")
+    # no entity is named: the search pipeline's passages are the evidence
+    r = kb.query_with_evidence("why did the dispatch API fail on Monday?")
+    assert r["subgraph"]["nodes"] == {}
+    docs = {d["doc_id"]: d for d in r["supporting_documents"]}
+    assert "ops_1" in docs and docs["ops_1"]["supporting_chunks"][0]["quotes"] == []
+    assert r["evidence_chain"] == "No matching nodes found."
+    # an entity named: the subgraph is the graph query's, the relation evidence ranks first
+    r = kb.query_with_evidence("Why does the system crash?")
+    assert r["subgraph"] == kb.query("Why does the system crash?")
+    assert r["supporting_documents"][0]["doc_id"] == "doc_1"
+    assert r["supporting_documents"][0]["supporting_chunks"][0]["quotes"]
+    # no name, but a passage that mentions an entity: the pipeline's entity hits seed the subgraph
+    text = "objects that are not released"
+    from graphmem.retrieval.graph_query import find_seed_entities
+    assert find_seed_entities(kb, text, 10, strict=True) == []  # names no entity
+    r = kb.query_with_evidence(text)
+    assert any(n["name"] == "memory leak" for n in r["subgraph"]["nodes"].values())
+    assert any(e["type"] == "causes" for e in r["subgraph"]["edges"])

@@ -177,10 +177,37 @@ def _edge_out(e: Edge, nodes: dict[str, Node]) -> dict[str, Any]:
     }
 
 
-def _run(kb: KnowledgeBase, text: str) -> tuple[dict[str, Any], BfsResult, dict[str, Node], list[Edge]]:
+def _hybrid(kb: KnowledgeBase, text: str, k: int, walk: bool) -> tuple[list[str], dict[str, float]]:
+    """The shared search pipeline's entity hits (ids, best first) and passage scores. Without
+    ``walk`` only its seeds (BM25 + dense passages): the caller has its entities already."""
+    from .search import search  # search imports this module
+
+    if not text.strip():
+        return [], {}
+    if walk:
+        res = search(kb, text, kinds=("chunk", "entity"), k=k)
+    else:
+        res = search(kb, text, kinds=("chunk",), k=k, config={"strategy": "none", "use_entities": False})
+    ents = [h.id for h in res.hits if h.kind == "entity"]
+    top = max((h.score for h in res.hits if h.kind == "chunk"), default=0.0)
+    chunks = {h.chunk_id: h.score / top for h in res.hits if h.kind == "chunk" and h.chunk_id and top > 0}
+    return ents, chunks
+
+
+def _run(kb: KnowledgeBase, text: str, hybrid: bool = False
+         ) -> tuple[dict[str, Any], BfsResult, dict[str, Node], list[Edge], dict[str, float]]:
     g = kb.config["graph"]
     min_conf = g["min_confidence"]
-    seeds = find_seed_entities(kb, text, g["max_seeds"], with_skills=True)
+    passages: dict[str, float] = {}
+    if hybrid:
+        # Entities the text names are the precise seeds; when it names none, the hybrid
+        # pipeline's entity hits (BM25 + dense + PPR) stand in. Its best passages are evidence.
+        seeds = find_seed_entities(kb, text, g["max_seeds"], strict=True, with_skills=True)
+        ents, passages = _hybrid(kb, text, g["max_seeds"], walk=not seeds)
+        if not seeds:
+            seeds = ents[: g["max_seeds"]]
+    else:
+        seeds = find_seed_entities(kb, text, g["max_seeds"], with_skills=True)
     res = bfs(seeds, frontier_edges(kb, min_conf, g["max_nodes"]), max_depth=g["max_depth"], max_nodes=g["max_nodes"])
     nodes = kb.store.get_nodes(res.order)
     edges = kb.store.edges_among(res.order, min_conf, g["max_edges"]) if res.order else []
@@ -188,7 +215,7 @@ def _run(kb: KnowledgeBase, text: str) -> tuple[dict[str, Any], BfsResult, dict[
         "nodes": {nid: _node_out(nodes[nid], res.depth[nid]) for nid in res.order if nid in nodes},
         "edges": [_edge_out(e, nodes) for e in edges],
     }
-    return out, res, nodes, edges
+    return out, res, nodes, edges, passages
 
 
 def graph_query(kb: KnowledgeBase, text: str) -> dict[str, Any]:
@@ -205,13 +232,17 @@ def _step_text(e: Edge, nodes: dict[str, Node], docs: list[str]) -> str:
 def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
     """The subgraph plus the documents, chunks and spans that support it.
 
+    Seeds are the entities the text names or, when it names none, the entity hits of the
+    hybrid search pipeline; the pipeline's best passages join the relation and mention
+    evidence in ``supporting_documents`` (chunks without a quote are passages it found).
+
     Returns ``{query, subgraph, supporting_documents: [{doc_id, doc_title, version,
     supporting_chunks: [{chunk_id, text, start, end, quotes}]}], evidence_chain,
     evidence_paths}``. ``evidence_chain`` is the seed's one-line form; ``evidence_paths``
     lists each path from a seed, every step with the documents that support it.
     """
-    subgraph, res, nodes, edges = _run(kb, text)
-    if not subgraph["nodes"]:
+    subgraph, res, nodes, edges, passages = _run(kb, text, hybrid=True)
+    if not subgraph["nodes"] and not passages:
         return {"query": text, "subgraph": subgraph, "supporting_documents": [],
                 "evidence_chain": "No matching nodes found.", "evidence_paths": []}
     g = kb.config["graph"]
@@ -248,6 +279,9 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
         for p in node_prov.get(nid, []):
             take(p, 1.5 if res.depth[nid] == 0 else 1.0, nodes[nid].name)
 
+    # The hybrid pipeline's passages count too (its best one as much as a relation's evidence).
+    for cid, score in passages.items():
+        chunk_score[cid] = chunk_score.get(cid, 0.0) + 2.0 * score
     best = sorted(chunk_score, key=lambda c: (-chunk_score[c], c))[: g["max_evidence_chunks"]]
     chunks = kb.store.get_chunks(best)
     by_doc: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -303,7 +337,8 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
                            "confidence": e.confidence, "documents": docs_of(e.id)}],
                 "text": _step_text(e, nodes, docs_of(e.id)),
             })
-    chain_text = " | ".join(p["text"] for p in paths) if paths else "No edges in subgraph."
+    chain_text = (" | ".join(p["text"] for p in paths) if paths
+                  else "No edges in subgraph." if subgraph["nodes"] else "No matching nodes found.")
     return {
         "query": text,
         "subgraph": subgraph,
