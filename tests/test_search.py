@@ -6,7 +6,10 @@ import shutil
 
 import pytest
 
+import json
+
 import graphmem
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 from graphmem.retrieval.search import estimate_tokens
 
 DOCS = {
@@ -192,3 +195,32 @@ def test_ann_index_agrees_with_exact_and_stays_current(tmp_path, model_dir):
     # a new process restores the saved index instead of rebuilding it
     with graphmem.open(tmp_path / "kb", config=cfg) as kb:
         assert [h.doc_id for h in kb.search(q, k=3, preset="dense").hits] == ann
+
+
+def test_wiki_pages_are_a_search_kind(tmp_path):
+    with graphmem.open(tmp_path / "kb") as kb:
+        kb.ingest_with_content("doc_1", "System Crash Analysis", "notes/crash.txt", QUICKSTART_TEXT,
+                               QUICKSTART_ENTITIES, QUICKSTART_RELATIONS)
+        kb.wiki.write_page("topic", "Pager rotation", "Who carries the pager on weekends: the on-call rota.")
+        res = kb.search("pager on weekends", kinds=["page"], k=3)
+        assert res.hits[0].kind == "page" and res.hits[0].id == "pager-rotation"
+        assert res.hits[0].parts["lexical"] == 1.0 and res.hits[0].citations[0]["path"].endswith(".md")
+        # entity pages come back through the walk too, next to passages when both are asked for
+        res = kb.search("Why does the system crash?", kinds=["chunk", "page"], k=5)
+        kinds = {h.kind for h in res.hits}
+        assert kinds == {"chunk", "page"}
+        pages = [h for h in res.hits if h.kind == "page"]
+        assert "pager-rotation" not in [h.id for h in pages]
+        assert any(h.parts["graph"] > 0 for h in pages)
+        ctx = kb.search("pager on weekends", kinds=["page"], as_context=True, token_budget=200).context
+        assert "[1] Pager rotation (wiki/topic/pager-rotation.md)" in ctx
+
+
+def test_cli_search_kind_page(tmp_path):
+    from test_cli import run
+
+    home = tmp_path / "kb"
+    run(home, "init")
+    run(home, "wiki", "write", "topic", "Pager rotation", "--content", "Who carries the pager on weekends.")
+    out = json.loads(run(home, "search", "pager weekends", "--kind", "page", "--json").stdout)
+    assert [(h["kind"], h["id"]) for h in out["hits"]] == [("page", "pager-rotation")]

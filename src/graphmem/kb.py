@@ -175,7 +175,7 @@ class KnowledgeBase:
     ) -> SearchResult:
         """Hybrid search (BM25 + dense + entity seeds, PPR/BFS expansion, rerank) with evidence.
 
-        ``kinds``: chunk, entity, document. ``strategy``: ppr, bfs, none. ``preset``: a named
+        ``kinds``: chunk, entity, document, page (wiki). ``strategy``: ppr, bfs, none. ``preset``: a named
         SearchConfig (default, bm25, dense, rrf, hybrid, bfs, ppr). ``as_context=True`` adds a
         text block of the best evidence within ``token_budget`` tokens.
         """

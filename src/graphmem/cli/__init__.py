@@ -245,7 +245,7 @@ def query(ctx: click.Context, text: str, evidence: bool, as_json: bool) -> None:
 @cli.command("search")
 @click.argument("text")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of hits.")
-@click.option("--kind", "kinds", type=click.Choice(["chunk", "entity", "document"]), multiple=True,
+@click.option("--kind", "kinds", type=click.Choice(["chunk", "entity", "document", "page"]), multiple=True,
               help="What to return (repeatable; default chunk). 'document' ranks whole documents.")
 @click.option("--strategy", type=click.Choice(["ppr", "bfs", "none"]), default=None,
               help="Graph expansion (default from the preset: ppr).")

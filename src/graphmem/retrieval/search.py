@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Hit", "SearchResult", "search", "KINDS"]
 
-KINDS = ("chunk", "entity", "document")
+KINDS = ("chunk", "entity", "document", "page")
 GNode = tuple[str, str]  # ("c", chunk_id) | ("n", node_id)
 
 
@@ -337,6 +337,8 @@ def search(
                       "end": p.end, "text": p.text} for p in prov.get(eid, [])]
             hits.append(Hit("entity", eid, score, parts, ("n", eid) in seeds, node.name,
                             f"{node.name} [{node.type}]", citations=cites, path=_path(("n", eid), parent, names)))
+    if "page" in kinds:
+        hits.extend(_page_hits(kb, query, want, graph_score, cfg))
     if "document" in kinds:
         best: dict[str, Hit] = {}
         docs: dict[str, list[Hit]] = {}
@@ -362,6 +364,34 @@ def search(
         result.context = build_context(hits, subgraph, token_budget)
     timings["total"] = (time.perf_counter() - t0) * 1000
     return result
+
+
+def _page_hits(kb: KnowledgeBase, query: str, want: int, graph_score: Mapping[GNode, float],
+               cfg: SearchConfig) -> list[Hit]:
+    """Wiki pages: BM25 over title and text, plus the pages of the entities the walk reached
+    (graph part = the entity's share of the walk)."""
+    lexical = {h["slug"]: h for h in kb.wiki.search_wiki(query, want)} if cfg.use_lexical else {}
+    ents = sorted(((n[1], v) for n, v in graph_score.items() if n[0] == "n"), key=lambda t: -t[1])[:want]
+    about = kb.store.pages_by_subject(f"entity:{e}" for e, _ in ents)
+    gs: dict[str, float] = {}
+    for e, v in ents:
+        page = about.get(f"entity:{e}")
+        if page is not None:
+            gs[page.slug] = max(gs.get(page.slug, 0.0), v)
+    pages = kb.store.pages_by_slug(set(lexical) | set(gs))
+    lex_n = max_normalise({slug: h["score"] for slug, h in lexical.items()})
+    graph_n = max_normalise(gs)
+    out: list[Hit] = []
+    for slug, page in pages.items():
+        parts = {"dense": 0.0, "lexical": lex_n.get(slug, 0.0), "graph": graph_n.get(slug, 0.0), "relevance": 1.0}
+        score = cfg.beta * parts["lexical"] + cfg.gamma * parts["graph"]
+        if score <= 0:
+            continue
+        text = lexical[slug]["snippet"] if slug in lexical else (page.summary or page.title)
+        cite = {"page": slug, "path": f"wiki/{page.path}", "title": page.title, "text": text}
+        out.append(Hit("page", slug, score, parts, slug in lexical, page.title, text, citations=[cite]))
+    out.sort(key=lambda h: (-h.score, h.id))
+    return out[:want]
 
 
 def _interleave(hits: list[Hit], kinds: Sequence[str], k: int) -> list[Hit]:
@@ -404,7 +434,7 @@ def build_context(hits: Iterable[Hit], subgraph: Sequence[Mapping[str, Any]], to
             if key in cited:
                 continue
             n = len(cited) + 1
-            where = f"{c.get('doc_id') or h.title}"
+            where = f"{c.get('doc_id') or c.get('path') or h.title}"
             if c.get("start") is not None:
                 where += f", chars {c['start']}-{c['end']}"
             head = f"[{n}] {h.title} ({where})\n"
