@@ -185,9 +185,10 @@ def _hybrid(kb: KnowledgeBase, text: str, k: int, walk: bool) -> tuple[list[str]
     if not text.strip():
         return [], {}
     if walk:
-        res = search(kb, text, kinds=("chunk", "entity"), k=k)
+        res = search(kb, text, kinds=("chunk", "entity"), k=k, with_subgraph=False)
     else:
-        res = search(kb, text, kinds=("chunk",), k=k, config={"strategy": "none", "use_entities": False})
+        res = search(kb, text, kinds=("chunk",), k=k, config={"strategy": "none", "use_entities": False},
+                     with_subgraph=False)
     ents = [h.id for h in res.hits if h.kind == "entity"]
     top = max((h.score for h in res.hits if h.kind == "chunk"), default=0.0)
     chunks = {h.chunk_id: h.score / top for h in res.hits if h.kind == "chunk" and h.chunk_id and top > 0}

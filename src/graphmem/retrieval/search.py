@@ -192,8 +192,11 @@ def search(
     config: SearchConfig | Mapping[str, Any] | None = None,
     as_context: bool = False,
     token_budget: int = 1000,
+    with_subgraph: bool = True,
 ) -> SearchResult:
-    """Search the knowledge base; see the module docstring for the pipeline."""
+    """Search the knowledge base; see the module docstring for the pipeline.
+
+    ``with_subgraph=False`` skips the edges among the hits (for callers that build their own)."""
     if not isinstance(query, str):
         raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
     if not isinstance(k, int) or k < 1:
@@ -358,7 +361,7 @@ def search(
     timings["rerank"] = (time.perf_counter() - t0) * 1000 - timings["seeds"] - timings["expand"]
 
     # 4. evidence ---------------------------------------------------------------------------
-    subgraph = _subgraph(kb, hits, graph)
+    subgraph = _subgraph(kb, hits, graph) if with_subgraph else []
     result = SearchResult(query, hits, subgraph, notes, timings_ms=timings)
     if as_context:
         result.context = build_context(hits, subgraph, token_budget)
