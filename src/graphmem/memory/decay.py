@@ -22,6 +22,9 @@ LAST_TICK_KEY = "memory.last_decay"
 # A contradiction stays known however old; a version link is history, not a weakening association.
 NEVER_DECAY = ("CONTRADICTS", "UPDATED_FROM")
 _DAY = 86400.0
+# Stored values move only by more than this: search recomputes relevance exactly anyway, and a
+# tick should not rewrite every row for seconds of decay.
+_STEP = 1e-4
 
 
 def relevance_now(quality: float, floor: float, used_at: str, now: datetime, half_life_days: float) -> float:
@@ -43,7 +46,7 @@ def tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
         decayed = 0
         for mid, used_at, quality, floor, rel in store.memory_decay_rows():
             new = relevance_now(quality, floor, used_at, now, hl)
-            if abs(new - rel) > 1e-9:
+            if abs(new - rel) > _STEP:
                 rel_updates.append((new, mid))
                 decayed += new < rel
             if new < cfg["min_node_relevance"]:
@@ -59,7 +62,7 @@ def tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
             new_w = w0 * (0.5 ** (age / hl) if hl > 0 else 1.0)
             if new_w < cfg["min_edge_weight"]:
                 prune.append(eid)
-            elif abs(new_w - w) > 1e-9:
+            elif abs(new_w - w) > _STEP:
                 weights.append((new_w, eid))
                 decayed += new_w < w
         store.set_edge_weights(weights, now_s)
