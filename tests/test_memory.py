@@ -241,3 +241,18 @@ def test_stats_and_history_json_shapes(kb: graphmem.KnowledgeBase) -> None:
     s = kb.memory.stats(user_id="u1")
     assert s["memories"] == 2 and s["edge_types"] == {"REPLY_TO": 1, "TEMPORAL_NEXT": 1}
     json.dumps(s)
+
+
+def test_topic_links_follow_other_handles_updates_and_deletions(tmp_path: Path, model_dir: Path) -> None:
+    cfg = {"embeddings": {"model": f"model2vec:{model_dir}"}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as one, graphmem.open(tmp_path / "kb", config=cfg) as two:
+        a = one.memory.add("My favourite sport is tennis", user_id="u1", run_id="r1")["results"][0]["id"]
+        b = two.memory.add("Tennis is my favourite sport", user_id="u1", run_id="r2")["results"][0]["id"]
+        c = one.memory.add("Tennis really is my favourite sport", user_id="u1", run_id="r3")["results"][0]["id"]
+        topic = {(s, d) for s, d, t in edges_of(one, user_id="u1") if t == "TOPIC_SIMILAR"}
+        assert {(b, a), (c, a), (c, b)} <= topic  # each handle saw the other's memories
+        two.memory.delete(a)
+        one.memory.update(b, "The invoice is due on Friday")
+        d = one.memory.add("Tennis is definitely my favourite sport", user_id="u1", run_id="r4")["results"][0]["id"]
+        topic = {(s, d_) for s, d_, t in edges_of(one, user_id="u1") if t == "TOPIC_SIMILAR"}
+        assert (d, c) in topic and (d, b) not in topic and not any(a in pair for pair in topic)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -47,24 +48,80 @@ def dense_top(kb: KnowledgeBase, qvec: np.ndarray | None, filters: Mapping[str, 
         n *= 4
 
 
-def dense_top_stored(kb: KnowledgeBase, vec: np.ndarray | None, filters: Mapping[str, Any], k: int,
-                     exclude: str | None = None) -> list[tuple[str, float]]:
-    """Like :func:`dense_top` (live memories only), reading the scope's vectors from the store.
+class _ScopeMatrix:
+    """One scope key's live memory vectors, kept in step by appending new rows."""
 
-    For writes: the in-memory index appends every new vector to its matrix on refresh (a copy of
-    the whole matrix), which once per add would make adding n memories cost O(n^2); one scope's
-    vectors are a few small rows."""
+    def __init__(self) -> None:
+        self.state: tuple[int, int, int] = (-1, -1, -1)
+        self.ids: list[str] = []
+        self.mat = np.zeros((0, 0), dtype=np.float32)
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _ScopeMatrix]] = weakref.WeakKeyDictionary()
+
+
+def _scope_matrix(kb: KnowledgeBase, scope_key: str, model: str) -> _ScopeMatrix | None:
+    """The scope's vectors: from the per-process cache when only new memories arrived since
+    (appended), reloaded after an update, deletion or archiving; None above EXACT_SCOPE_LIMIT."""
+    store = kb.store
+    cache = _CACHE.setdefault(kb, {})
+    sm = cache.get((scope_key, model))
+    state = store.memory_scope_state(scope_key)
+    if sm is not None and sm.state == state:
+        return sm
+    incremental = sm is not None and sm.state[0] == state[0] and state[1] > sm.state[1]
+    rows = store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT,
+                                sm.state[2] if incremental and sm is not None else 0)
+    if rows is None:
+        cache.pop((scope_key, model), None)
+        return None
+    new_ids = [i for _, i, _ in rows]
+    new = (np.frombuffer(b"".join(b for _, _, b in rows), dtype=np.float16).reshape(len(rows), -1)
+           .astype(np.float32) if rows else None)
+    if incremental and sm is not None and len(sm.ids) + len(rows) == state[1]:
+        if new is not None:
+            sm.mat = new if sm.mat.size == 0 else np.vstack([sm.mat, new])
+            sm.ids += new_ids
+    else:
+        if incremental:  # something else changed too: reload all
+            return _reload(cache, kb, scope_key, model, state)
+        sm = cache[(scope_key, model)] = _ScopeMatrix()
+        sm.ids = new_ids
+        sm.mat = new if new is not None else np.zeros((0, 0), dtype=np.float32)
+    sm.state = state
+    return sm
+
+
+def _reload(cache: dict[tuple[str, str], _ScopeMatrix], kb: KnowledgeBase, scope_key: str, model: str,
+            state: tuple[int, int, int]) -> _ScopeMatrix | None:
+    rows = kb.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT)
+    if rows is None:
+        cache.pop((scope_key, model), None)
+        return None
+    sm = cache[(scope_key, model)] = _ScopeMatrix()
+    sm.ids = [i for _, i, _ in rows]
+    if rows:
+        sm.mat = np.frombuffer(b"".join(b for _, _, b in rows), dtype=np.float16).reshape(len(rows), -1).astype(
+            np.float32)
+    sm.state = state
+    return sm
+
+
+def dense_top_stored(kb: KnowledgeBase, vec: np.ndarray | None, scope_key: str, k: int,
+                     exclude: str | None = None) -> list[tuple[str, float]]:
+    """The ``k`` live memories of a scope key most similar to ``vec`` (for writes).
+
+    Not through the shared in-memory index: it appends every new vector to one big matrix on
+    refresh (a copy of the whole matrix), which once per add would make adding n memories cost
+    O(n^2). A per-scope matrix grows by appending only the scope's new rows."""
     if vec is None or k <= 0:
         return []
     model = kb.embeddings.stored_model()
-    ids = kb.store.memory_scope_ids(filters, False, EXACT_SCOPE_LIMIT)
-    if model is None or ids is None:
-        return dense_top(kb, vec, filters, False, k, exclude)
-    blobs = kb.store.vectors_for("memory", [i for i in ids if i != exclude], model)
-    if not blobs:
+    sm = _scope_matrix(kb, scope_key, model) if model is not None else None
+    if sm is None:
+        return dense_top(kb, vec, {"scope_key": scope_key}, False, k, exclude)
+    if not sm.ids:
         return []
-    keys = list(blobs)
-    mat = np.frombuffer(b"".join(blobs[i] for i in keys), dtype=np.float16).reshape(len(keys), -1)
-    scores = mat.astype(np.float32) @ np.asarray(vec, dtype=np.float32).reshape(-1)
-    top = np.argsort(-scores, kind="stable")[:k]
-    return [(keys[i], float(scores[i])) for i in top]
+    scores = sm.mat @ np.asarray(vec, dtype=np.float32).reshape(-1)
+    order = np.argsort(-scores, kind="stable")[: k + 1]
+    return [(sm.ids[i], float(scores[i])) for i in order if sm.ids[i] != exclude][:k]

@@ -307,6 +307,11 @@ class Store(Protocol):
         """Memories of a scope after a row id, in row order."""
     def memory_scope_ids(self, filters: Any, include_archived: bool, limit: int) -> list[str] | None:
         """Ids of a scope's memories, or None when more than ``limit``."""
+    def memory_vectors(self, filters: Any, model: str, limit: int, after_rowid: int = 0
+                       ) -> list[tuple[int, str, bytes]] | None:
+        """``(rowid, id, vector bytes)`` of a scope's live memories, or None when more than ``limit``."""
+    def memory_scope_state(self, scope_key: str) -> tuple[int, int, int]:
+        """``(generation, live count, max row id)`` of a scope key."""
     def memories_in_scope(self, ids: Iterable[str], filters: Any, include_archived: bool) -> set[str]:
         """Those ids matching the scope filters."""
     def memories_to_embed(self, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:

@@ -96,6 +96,28 @@ class MemorySqlMixin(SqlHelpers):
         rows = self._rows(f"SELECT id FROM memories m WHERE {where} LIMIT ?", [*params, limit + 1])
         return None if len(rows) > limit else [r[0] for r in rows]
 
+    def memory_vectors(self, filters: Mapping[str, Any], model: str, limit: int, after_rowid: int = 0
+                       ) -> list[tuple[int, str, bytes]] | None:
+        """``(rowid, id, vector bytes)`` of a scope's live memories embedded with ``model`` and
+        row id > ``after_rowid`` (one join), or None when there are more than ``limit``."""
+        where, params = _where(filters, False)
+        rows = self._rows(
+            f"SELECT m.rowid_, m.id, v.vec, v.model FROM memories m JOIN vectors v ON v.item_kind = 'memory'"
+            f" AND v.item_id = m.id WHERE {where} AND m.rowid_ > ? LIMIT ?", [*params, after_rowid, limit + 1])
+        return None if len(rows) > limit else [(r[0], r[1], r[2]) for r in rows if r[3] == model]
+
+    def memory_scope_state(self, scope_key: str) -> tuple[int, int, int]:
+        """``(generation, live count, max row id)`` of a scope key: unchanged generation and a grown
+        count mean only new memories arrived (updates, deletions and archiving bump the generation)."""
+        gen = self.conn.execute("SELECT value FROM kb_meta WHERE key = 'memory.generation'").fetchone()
+        r = self.conn.execute("SELECT count(*), coalesce(max(rowid_), 0) FROM memories WHERE scope_key = ?"
+                              " AND archived = 0", (scope_key,)).fetchone()
+        return int(gen[0]) if gen else 0, int(r[0]), int(r[1])
+
+    def _bump_memory_generation(self) -> None:
+        self.conn.execute("INSERT INTO kb_meta (key, value) VALUES ('memory.generation', '1') ON CONFLICT(key)"
+                          " DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
     def memories_in_scope(self, ids: Iterable[str], filters: Mapping[str, Any], include_archived: bool) -> set[str]:
         """Those of ``ids`` that match the scope filters."""
         where, params = _where(filters, include_archived)
@@ -112,12 +134,14 @@ class MemorySqlMixin(SqlHelpers):
         self.conn.execute(
             "UPDATE memories SET text = ?, metadata = ?, updated_at = ?, used_at = ?, version = version + 1"
             " WHERE id = ?", (text, json.dumps(dict(metadata), ensure_ascii=False), now, now, memory_id))
+        self._bump_memory_generation()
 
     def delete_memory(self, memory_id: str) -> int:
         """Delete a memory (its node, row, edges, references and vector); returns its edge count."""
         n = self.conn.execute("SELECT count(*) FROM edges WHERE source = ? OR target = ?",
                               (memory_id, memory_id)).fetchone()[0]
         self.conn.execute("DELETE FROM nodes WHERE id = ?", (memory_id,))  # cascades
+        self._bump_memory_generation()
         return int(n)
 
     def add_memory_version(self, memory_id: str, version: int, event: str, old: str | None, new: str | None,
@@ -327,8 +351,10 @@ class MemorySqlMixin(SqlHelpers):
 
     def set_memories_archived(self, memory_ids: Sequence[str], archived: bool, now: str) -> None:
         """Archive (or restore) memories."""
-        self.conn.executemany("UPDATE memories SET archived = ?, updated_at = ? WHERE id = ?",
-                              [(int(archived), now, i) for i in memory_ids])
+        if memory_ids:
+            self.conn.executemany("UPDATE memories SET archived = ?, updated_at = ? WHERE id = ?",
+                                  [(int(archived), now, i) for i in memory_ids])
+            self._bump_memory_generation()
 
     def set_memory_quality(self, memory_id: str, quality: float, floor: float, relevance: float, used_at: str,
                            archived: bool) -> None:
@@ -336,6 +362,7 @@ class MemorySqlMixin(SqlHelpers):
         self.conn.execute(
             "UPDATE memories SET quality = ?, floor = ?, relevance = ?, used_at = ?, archived = ? WHERE id = ?",
             (quality, floor, relevance, used_at, int(archived), memory_id))
+        self._bump_memory_generation()
 
     def record_memory_use(self, memory_ids: Sequence[str], now: str) -> None:
         """The memories were returned by a search: count it and restart their decay clock."""
