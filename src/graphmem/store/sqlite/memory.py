@@ -45,7 +45,9 @@ def _where(filters: Mapping[str, Any], include_archived: bool, alias: str = "m")
         parts.append(f"{alias}.scope_key = ?")
         params.append(filters["scope_key"])
     if not include_archived:
-        parts.append(f"{alias}.archived = 0")
+        # "+": never pick an index by the archived flag (it holds nearly every row; the scope
+        # columns' indexes are the selective ones).
+        parts.append(f"+{alias}.archived = 0")
     return (" AND ".join(parts) or "1"), params
 
 
@@ -111,7 +113,7 @@ class MemorySqlMixin(SqlHelpers):
         count mean only new memories arrived (updates, deletions and archiving bump the generation)."""
         gen = self.conn.execute("SELECT value FROM kb_meta WHERE key = 'memory.generation'").fetchone()
         r = self.conn.execute("SELECT count(*), coalesce(max(rowid_), 0) FROM memories WHERE scope_key = ?"
-                              " AND archived = 0", (scope_key,)).fetchone()
+                              " AND +archived = 0", (scope_key,)).fetchone()
         return int(gen[0]) if gen else 0, int(r[0]), int(r[1])
 
     def _bump_memory_generation(self) -> None:
