@@ -49,60 +49,57 @@ def dense_top(kb: KnowledgeBase, qvec: np.ndarray | None, filters: Mapping[str, 
 
 
 class _ScopeMatrix:
-    """One scope key's live memory vectors, kept in step by appending new rows."""
+    """One scope key's live memory vectors, kept in step by appending new rows (amortised: the
+    buffer doubles when full, so n appends copy O(n) rows in all)."""
 
     def __init__(self) -> None:
         self.state: tuple[int, int, int] = (-1, -1, -1)
         self.ids: list[str] = []
-        self.mat = np.zeros((0, 0), dtype=np.float32)
+        self.buf = np.zeros((0, 0), dtype=np.float32)
+
+    @property
+    def mat(self) -> np.ndarray:
+        return self.buf[: len(self.ids)]
+
+    def append(self, ids: list[str], rows: np.ndarray) -> None:
+        n, need = len(self.ids), len(self.ids) + len(ids)
+        if self.buf.shape[0] < need or self.buf.shape[1] != rows.shape[1]:
+            grown = np.zeros((max(need, 2 * self.buf.shape[0], 64), rows.shape[1]), dtype=np.float32)
+            if n:
+                grown[:n] = self.buf[:n]
+            self.buf = grown
+        self.buf[n:need] = rows
+        self.ids += ids
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _ScopeMatrix]] = weakref.WeakKeyDictionary()
 
 
 def _scope_matrix(kb: KnowledgeBase, scope_key: str, model: str) -> _ScopeMatrix | None:
-    """The scope's vectors: from the per-process cache when only new memories arrived since
-    (appended), reloaded after an update, deletion or archiving; None above EXACT_SCOPE_LIMIT."""
-    store = kb.store
+    """The scope's live vectors: from the per-process cache when only new memories arrived since
+    (their rows appended), reloaded after an update, deletion or archiving; None above
+    EXACT_SCOPE_LIMIT."""
     cache = _CACHE.setdefault(kb, {})
     sm = cache.get((scope_key, model))
-    state = store.memory_scope_state(scope_key)
+    state = kb.store.memory_scope_state(scope_key)
     if sm is not None and sm.state == state:
         return sm
-    incremental = sm is not None and sm.state[0] == state[0] and state[1] > sm.state[1]
-    rows = store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT,
-                                sm.state[2] if incremental and sm is not None else 0)
+    grew = sm is not None and sm.state[0] == state[0] and state[1] > sm.state[1]
+    rows = kb.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT,
+                                   sm.state[2] if grew and sm is not None else 0)
+    if grew and sm is not None and rows is not None and sm.state[1] + len(rows) != state[1]:
+        grew = False  # rows also went away: reload everything
+        rows = kb.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT)
     if rows is None:
         cache.pop((scope_key, model), None)
         return None
-    new_ids = [i for _, i, _ in rows]
-    new = (np.frombuffer(b"".join(b for _, _, b in rows), dtype=np.float16).reshape(len(rows), -1)
-           .astype(np.float32) if rows else None)
-    if incremental and sm is not None and len(sm.ids) + len(rows) == state[1]:
-        if new is not None:
-            sm.mat = new if sm.mat.size == 0 else np.vstack([sm.mat, new])
-            sm.ids += new_ids
-    else:
-        if incremental:  # something else changed too: reload all
-            return _reload(cache, kb, scope_key, model, state)
+    live = [(i, b) for _, i, b in rows if b is not None]
+    new = (np.frombuffer(b"".join(b for _, b in live), dtype=np.float16).reshape(len(live), -1).astype(np.float32)
+           if live else None)
+    if not grew or sm is None:
         sm = cache[(scope_key, model)] = _ScopeMatrix()
-        sm.ids = new_ids
-        sm.mat = new if new is not None else np.zeros((0, 0), dtype=np.float32)
-    sm.state = state
-    return sm
-
-
-def _reload(cache: dict[tuple[str, str], _ScopeMatrix], kb: KnowledgeBase, scope_key: str, model: str,
-            state: tuple[int, int, int]) -> _ScopeMatrix | None:
-    rows = kb.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT)
-    if rows is None:
-        cache.pop((scope_key, model), None)
-        return None
-    sm = cache[(scope_key, model)] = _ScopeMatrix()
-    sm.ids = [i for _, i, _ in rows]
-    if rows:
-        sm.mat = np.frombuffer(b"".join(b for _, _, b in rows), dtype=np.float16).reshape(len(rows), -1).astype(
-            np.float32)
+    if new is not None:
+        sm.append([i for i, _ in live], new)
     sm.state = state
     return sm
 
@@ -123,5 +120,7 @@ def dense_top_stored(kb: KnowledgeBase, vec: np.ndarray | None, scope_key: str, 
     if not sm.ids:
         return []
     scores = sm.mat @ np.asarray(vec, dtype=np.float32).reshape(-1)
-    order = np.argsort(-scores, kind="stable")[: k + 1]
+    n = min(k + 1, len(scores))
+    top = np.argpartition(-scores, n - 1)[:n]
+    order = top[np.argsort(-scores[top], kind="stable")]
     return [(sm.ids[i], float(scores[i])) for i in order if sm.ids[i] != exclude][:k]

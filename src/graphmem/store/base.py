@@ -308,8 +308,8 @@ class Store(Protocol):
     def memory_scope_ids(self, filters: Any, include_archived: bool, limit: int) -> list[str] | None:
         """Ids of a scope's memories, or None when more than ``limit``."""
     def memory_vectors(self, filters: Any, model: str, limit: int, after_rowid: int = 0
-                       ) -> list[tuple[int, str, bytes]] | None:
-        """``(rowid, id, vector bytes)`` of a scope's live memories, or None when more than ``limit``."""
+                       ) -> list[tuple[int, str, bytes | None]] | None:
+        """``(rowid, id, vector bytes or None)`` of a scope's memories, or None when more than ``limit``."""
     def memory_scope_state(self, scope_key: str) -> tuple[int, int, int]:
         """``(generation, live count, max row id)`` of a scope key."""
     def memories_in_scope(self, ids: Iterable[str], filters: Any, include_archived: bool) -> set[str]:

@@ -99,21 +99,26 @@ class MemorySqlMixin(SqlHelpers):
         return None if len(rows) > limit else [r[0] for r in rows]
 
     def memory_vectors(self, filters: Mapping[str, Any], model: str, limit: int, after_rowid: int = 0
-                       ) -> list[tuple[int, str, bytes]] | None:
-        """``(rowid, id, vector bytes)`` of a scope's live memories embedded with ``model`` and
-        row id > ``after_rowid`` (one join), or None when there are more than ``limit``."""
-        where, params = _where(filters, False)
+                       ) -> list[tuple[int, str, bytes | None]] | None:
+        """``(rowid, id, vector bytes)`` of a scope's memories with row id > ``after_rowid`` (one
+        join), archived ones and those without a ``model`` vector with None bytes; None when there
+        are more than ``limit``."""
+        where, params = _where(filters, True)
         rows = self._rows(
-            f"SELECT m.rowid_, m.id, v.vec, v.model FROM memories m JOIN vectors v ON v.item_kind = 'memory'"
-            f" AND v.item_id = m.id WHERE {where} AND m.rowid_ > ? LIMIT ?", [*params, after_rowid, limit + 1])
-        return None if len(rows) > limit else [(r[0], r[1], r[2]) for r in rows if r[3] == model]
+            f"SELECT m.rowid_, m.id, v.vec, v.model, m.archived FROM memories m LEFT JOIN vectors v"
+            f" ON v.item_kind = 'memory' AND v.item_id = m.id WHERE {where} AND m.rowid_ > ? LIMIT ?",
+            [*params, after_rowid, limit + 1])
+        if len(rows) > limit:
+            return None
+        return [(r[0], r[1], r[2] if r[3] == model and not r[4] else None) for r in rows]
 
     def memory_scope_state(self, scope_key: str) -> tuple[int, int, int]:
-        """``(generation, live count, max row id)`` of a scope key: unchanged generation and a grown
-        count mean only new memories arrived (updates, deletions and archiving bump the generation)."""
+        """``(generation, count, max row id)`` of a scope key's memories (archived included; from
+        the scope index alone): an unchanged generation and a grown count mean only new memories
+        arrived (updates, deletions and archiving bump the generation)."""
         gen = self.conn.execute("SELECT value FROM kb_meta WHERE key = 'memory.generation'").fetchone()
-        r = self.conn.execute("SELECT count(*), coalesce(max(rowid_), 0) FROM memories WHERE scope_key = ?"
-                              " AND +archived = 0", (scope_key,)).fetchone()
+        r = self.conn.execute("SELECT count(*), coalesce(max(rowid_), 0) FROM memories WHERE scope_key = ?",
+                              (scope_key,)).fetchone()
         return int(gen[0]) if gen else 0, int(r[0]), int(r[1])
 
     def _bump_memory_generation(self) -> None:
