@@ -147,6 +147,7 @@ def test_delete_keeps_history_and_the_session_goes_on(kb: graphmem.KnowledgeBase
     lambda m: m.search("q", user_id="u1", strategy="dfs"),
     lambda m: m.get_all(),
     lambda m: m.get_all(filters={"colour": "red"}),
+    lambda m: m.get_all(filters=["user_id"]),
     lambda m: m.update("mem_nope", "x"),
     lambda m: m.delete("mem_nope"),
     lambda m: m.get("mem_nope"),

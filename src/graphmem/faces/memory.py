@@ -301,9 +301,9 @@ class Memory:
                 include_archived: bool = False) -> dict[str, Any]:
         """Memories of a scope, oldest said first: ``{"results": [...]}``. ``filters`` may hold
         the scope fields (as in mem0's ``filters={"user_id": ...}``)."""
-        merged = dict(filters or {})
         if not isinstance(filters, (Mapping, type(None))):
             raise InvalidInput(f"filters: expected a mapping of scope fields, got {type(filters).__name__}")
+        merged = dict(filters or {})
         unknown = set(merged) - set(SCOPE_FIELDS)
         if unknown:
             raise InvalidInput(f"filters: unknown key(s) {sorted(unknown)}; use {', '.join(SCOPE_FIELDS)}")
