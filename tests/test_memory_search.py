@@ -155,3 +155,26 @@ def test_entity_mentions_seed_memory_search(kb: graphmem.KnowledgeBase) -> None:
     out = kb.memory.search("Kubernetes upgrade plans", user_id="u1")
     assert [r["id"] for r in out["results"]] == [mid]
     assert out["results"][0]["context_graph"]["was_seed"]
+
+
+def test_scoped_full_text_index_is_filled_from_memories_stored_before_it(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphmem.store.sqlite.store as sqlite_store
+    from graphmem.store.sqlite.migrations import MIGRATIONS
+
+    before = [m for m in MIGRATIONS if m[0] != "0008_memory_scoped_fts"]
+    monkeypatch.setattr(sqlite_store, "MIGRATIONS", before)
+    with graphmem.open(tmp_path / "kb") as kb:
+        a = kb.memory.add("the red kayak is in the shed", user_id="u1", agent_id="bot", run_id="r1")["results"][0]["id"]
+        kb.memory.add("the red kayak is in the garage", user_id="u2", run_id="r1")
+    monkeypatch.setattr(sqlite_store, "MIGRATIONS", MIGRATIONS)
+    with graphmem.open(tmp_path / "kb") as kb:
+        assert kb.store.applied_migrations()[-1] == "0008_memory_scoped_fts"
+        assert [r["id"] for r in kb.memory.search("red kayak", user_id="u1")["results"]] == [a]
+        assert [r["id"] for r in kb.memory.search("kayak", agent_id="bot", run_id="r1")["results"]] == [a]
+        kb.memory.update(a, "the blue canoe is in the shed")
+        assert kb.memory.search("kayak", user_id="u1")["results"] == []
+        assert [r["id"] for r in kb.memory.search("canoe", user_id="u1")["results"]] == [a]
+        kb.memory.delete(a)
+        assert kb.memory.search("canoe", user_id="u1")["results"] == []
+        assert len(kb.memory.search("kayak", user_id="u2")["results"]) == 1

@@ -20,6 +20,7 @@ from .sqlbase import MAX_VARS, SqlHelpers, batches
 __all__ = ["MemorySqlMixin", "SCOPE_FIELDS"]
 
 SCOPE_FIELDS = ("tenant_id", "user_id", "agent_id", "run_id")
+_SCOPE_TOKENS = (("t", "tenant_id"), ("u", "user_id"), ("a", "agent_id"), ("r", "run_id"))
 _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope_key", "role", "text", "metadata",
             "said_at", "created_at", "updated_at", "used_at", "version", "quality", "floor", "relevance",
             "archived", "uses", "helpful", "unhelpful")
@@ -229,6 +230,13 @@ class MemorySqlMixin(SqlHelpers):
         total = self.conn.execute("SELECT coalesce(max(rowid_), 0) FROM memories").fetchone()[0]
         return pruned_fts_query(self.conn, "memories_fts", text, total)
 
+    @staticmethod
+    def _scoped_expr(words: str, filters: Mapping[str, Any]) -> str:
+        """``scope : "u<hex>" AND ... AND text : (words)`` (see migration 0008)."""
+        scope = [f'scope : "{p}{value.encode("utf-8").hex()}"' for p, key in _SCOPE_TOKENS
+                 if isinstance(value := filters.get(key), str)]
+        return " AND ".join([*scope, f"text : ({words})"])
+
     def search_memories_fts(self, text: str, filters: Mapping[str, Any], include_archived: bool,
                             k: int) -> list[tuple[str, float]]:
         """BM25-ranked memories of a scope matching any word of ``text`` (never FTS syntax)."""
@@ -237,9 +245,9 @@ class MemorySqlMixin(SqlHelpers):
             return []
         where, params = _where(filters, include_archived)
         rows = self._rows(
-            f"SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m"
+            f"SELECT m.id, -bm25(memories_fts, 1.0, 0.0) AS score FROM memories_fts JOIN memories m"
             f" ON m.rowid_ = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
-            f" ORDER BY bm25(memories_fts) LIMIT ?", [expr, *params, k])
+            f" ORDER BY bm25(memories_fts, 1.0, 0.0) LIMIT ?", [self._scoped_expr(expr, filters), *params, k])
         return [(r[0], float(r[1])) for r in rows]
 
     def memory_bm25(self, text: str, memory_ids: Sequence[str]) -> dict[str, float]:
@@ -250,9 +258,10 @@ class MemorySqlMixin(SqlHelpers):
         out: dict[str, float] = {}
         for part in batches(list(memory_ids)):
             rows = self._rows(
-                f"SELECT m.id, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.rowid_ = memories_fts.rowid"
-                f" WHERE memories_fts MATCH ? AND memories_fts.rowid IN"
-                f" (SELECT rowid_ FROM memories WHERE id IN ({','.join('?' * len(part))}))", [expr, *part])
+                f"SELECT m.id, -bm25(memories_fts, 1.0, 0.0) FROM memories_fts JOIN memories m"
+                f" ON m.rowid_ = memories_fts.rowid WHERE memories_fts MATCH ? AND memories_fts.rowid IN"
+                f" (SELECT rowid_ FROM memories WHERE id IN ({','.join('?' * len(part))}))",
+                [f"text : ({expr})", *part])
             out.update({r[0]: float(r[1]) for r in rows})
         return out
 
