@@ -156,6 +156,8 @@ class Store(Protocol):
     def chunks_to_embed(self, latest_only: bool = True, after_id: int = 0, limit: int = 1000
                         ) -> list[tuple[int, str, str]]:
         """(row id, chunk id, text) for (re)embedding."""
+    def relations_to_embed(self, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(rowid, edge id, fact text)`` of relations between entities, for (re)embedding."""
     def nodes_to_embed(self, kind: str, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
         """(rowid, node id, name) for (re)embedding."""
 
@@ -348,9 +350,9 @@ class Store(Protocol):
         """BM25 of a text for given memories."""
     def insert_memory_edges(self, edges: Sequence[tuple[str, str, str, str, float, str]]) -> int:
         """Insert memory edges; returns the number new."""
-    def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float
+    def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32
                           ) -> dict[str, list[tuple[str, float, str]]]:
-        """Memory edges of each memory, either direction."""
+        """Memory edges of each memory, either direction (its strongest ``per_node`` each way)."""
     def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
                            ) -> list[tuple[str, str, str, float]]:
         """Edges among the given memories."""

@@ -277,24 +277,21 @@ class MemorySqlMixin(SqlHelpers):
             [(i, s, t, ty, w, now, now, json.dumps({"w0": w, "memory": True})) for i, s, t, ty, w, now in edges])
         return self.conn.total_changes - before
 
-    def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float
+    def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32
                           ) -> dict[str, list[tuple[str, float, str]]]:
-        """Memory-to-memory edges of each memory (either direction): ``{id: [(other, weight, type)]}``."""
+        """Memory-to-memory edges of each memory (either direction), its ``per_node`` strongest
+        each way: ``{id: [(other, weight, type)]}``. Bounded so that a hub (a memory hundreds of
+        later ones are topic-similar to) costs what any memory does (the (node, confidence)
+        indexes of migration 0003 serve each read)."""
         out: dict[str, list[tuple[str, float, str]]] = {}
-        ids = list(dict.fromkeys(memory_ids))
-        for part in batches(ids, MAX_VARS // 2):
-            marks = ",".join("?" * len(part))
-            rows = self._rows(
-                f"SELECT source, target, confidence, type FROM edges WHERE source IN ({marks}) AND confidence >= ?"
-                f" UNION ALL SELECT source, target, confidence, type FROM edges WHERE target IN ({marks})"
-                f" AND confidence >= ? AND source NOT IN ({marks})",
-                [*part, min_weight, *part, min_weight, *part])
-            wanted = set(part)
-            for s, t, w, ty in rows:
-                if s in wanted:
-                    out.setdefault(s, []).append((t, float(w), ty))
-                if t in wanted:
-                    out.setdefault(t, []).append((s, float(w), ty))
+        for mid in dict.fromkeys(memory_ids):
+            lst = out.setdefault(mid, [])
+            for t, w, ty in self._rows("SELECT target, confidence, type FROM edges WHERE source = ? AND confidence >= ?"
+                                       " ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node)):
+                lst.append((t, float(w), ty))
+            for s, w, ty in self._rows("SELECT source, confidence, type FROM edges WHERE target = ? AND confidence >= ?"
+                                       " ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node)):
+                lst.append((s, float(w), ty))
         return out
 
     def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
