@@ -4,7 +4,8 @@ Every method runs in ONE process on the same knowledge bases, so the ratios are 
 
 * BM25 only, dense only, RRF(BM25, dense)      - baselines (no graph)
 * graphmem hybrid without graph                 - the rerank without expansion
-* graphmem BFS, graphmem PPR                    - with the graph, for two graphs:
+* graphmem BFS, graphmem PPR, PPR + facts      - with the graph (facts: HippoRAG 2's query-to-
+                                                  triple seeds), for two graphs:
   (a) the published GPT-3.5 OpenIE triples (agent-supplied extraction) and
   (b) the offline rule-based extractor's graph.
 
@@ -32,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
+from graphmem.retrieval.config import auto_preset  # noqa: E402
 from musique_to_jsonl import OPENIE, convert  # noqa: E402
 
 KS = (2, 5, 10)
@@ -122,7 +124,8 @@ METHODS: list[tuple[str, dict[str, Any], bool]] = [
     ("RRF(BM25, dense)", {"preset": "rrf"}, False),
     ("graphmem hybrid, no graph", {"preset": "hybrid"}, False),
     ("graphmem BFS", {"strategy": "bfs"}, True),
-    ("graphmem PPR (default)", {}, True),
+    ("graphmem PPR", {"preset": "ppr"}, True),
+    ("graphmem PPR + facts", {"preset": "facts"}, True),
 ]
 
 
@@ -150,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                 kb.search("warm up", k=1)  # model load, vector index
                 st = kb.stats()
                 print(f"\n[{model} / graph={graph}] ingest {ingest_s:.1f} s, {st['entities']} entities, "
-                      f"{st['edges']} relations, {st['mentions']} mentions")
+                      f"{st['edges']} relations, {st['mentions']} mentions; the default preset (auto) is "
+                      f"'{auto_preset(spec)}' with this model")
                 for label, kwargs, uses_graph in METHODS:
                     if not uses_graph and graph != args.graphs[0]:
                         continue  # baselines do not depend on the graph: run them once per model

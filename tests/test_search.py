@@ -53,7 +53,8 @@ def skb(tmp_path, model_dir):
 def test_vectors_stored_with_model_id(skb):
     st = skb.stats()
     assert st["embedding_model"] == "model2vec:minilm-static-256"
-    assert st["vectors"]["model2vec:minilm-static-256"] == 5 + 8  # 5 chunks + 8 distinct entities
+    # 5 chunks + 8 distinct entities + 2 relations ("subject relation object" facts)
+    assert st["vectors"]["model2vec:minilm-static-256"] == 5 + 8 + 2
 
 
 def test_hybrid_search_ranks_and_explains(skb):
@@ -139,10 +140,10 @@ def test_switching_model_is_refused_until_reindex(tmp_path, model_dir):
             kb.documents.add("More text.", doc_id="more")
         assert kb.stats()["documents"] == before
         out = kb.reindex()
-        assert {k: out[k] for k in ("model", "chunks", "entities", "dropped")} == {
-            "model": "model2vec:other-static-model", "chunks": 5, "entities": 8, "dropped": 13}
+        assert {k: out[k] for k in ("model", "chunks", "entities", "relations", "dropped")} == {
+            "model": "model2vec:other-static-model", "chunks": 5, "entities": 8, "relations": 2, "dropped": 15}
         assert out["skill"] == 0  # other faces' kinds are re-embedded too (none here)
-        assert kb.stats()["vectors"] == {"model2vec:other-static-model": 13}
+        assert kb.stats()["vectors"] == {"model2vec:other-static-model": 15}
         assert kb.search("why did the dispatch API have an outage?", k=1).hits[0].doc_id == "pool"
 
 
@@ -224,3 +225,33 @@ def test_cli_search_kind_page(tmp_path):
     run(home, "wiki", "write", "topic", "Pager rotation", "--content", "Who carries the pager on weekends.")
     out = json.loads(run(home, "search", "pager weekends", "--kind", "page", "--json").stdout)
     assert [(h["kind"], h["id"]) for h in out["hits"]] == [("page", "pager-rotation")]
+
+
+def test_relation_facts_seed_the_walk_and_follow_their_relation(tmp_path, model_dir):
+    cfg = {"embeddings": {"model": f"model2vec:{model_dir}"}, "wiki": {"auto_pages": False}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
+        kb.ingest_with_content("doc_1", "System Crash Analysis", "notes/crash.txt", QUICKSTART_TEXT,
+                               QUICKSTART_ENTITIES, QUICKSTART_RELATIONS)
+        facts = kb.vector_index("relation")
+        facts.refresh()
+        assert len(facts) == 1  # "memory leak causes system crash"
+        from graphmem.retrieval.search import _fact_seeds
+        from graphmem.retrieval.config import PRESETS
+
+        qvec = kb.embed_query("memory leak causes system crash")
+        ents, _ = _fact_seeds(kb, qvec, PRESETS["facts"])
+        names = {n.name for n in kb.store.get_nodes(ents).values()}
+        assert names == {"memory leak", "system crash"} and all(0 < w <= 1.0 for w in ents.values())
+        assert _fact_seeds(kb, qvec, PRESETS["default"]) == ({}, {})  # off unless asked for
+        # a relation that goes away takes its fact vector with it
+        kb.documents.delete("doc_1")
+        assert kb.store.vectors_for("relation", list(facts._ids), "model2vec:minilm-static-256") == {}
+
+
+def test_auto_preset_follows_the_embedder():
+    from graphmem.retrieval.config import auto_preset
+
+    assert auto_preset("model2vec:minishlab/potion-retrieval-32M") == "default"
+    assert auto_preset("none") == "default"
+    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2") == "facts"
+    assert auto_preset("st:/models/x") == "facts" and auto_preset("openai:text-embedding-3-small") == "facts"

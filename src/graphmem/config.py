@@ -58,6 +58,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # SPEC: model2vec:<hub id or folder> | sentence-transformers:<id or folder> | openai:<model> | none
         "model": "model2vec:minishlab/potion-retrieval-32M",
         "embed_entities": True,
+        "embed_relations": True,  # "subject relation object" facts, matched against the query
         "device": "",
         "base_url": "",
         "batch_size": 128,
@@ -65,7 +66,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # -1 keeps exact search always
         "ann_threshold": 200_000,
     },
-    "search": {"preset": "default"},
+    "search": {"preset": "auto"},
     "skills": {
         "related_weight": 1.0,
         "sibling_weight": 0.3,
@@ -184,7 +185,7 @@ max_file_mb = 20.0      # larger single documents are skipped with a reason
 model = "model2vec:minishlab/potion-retrieval-32M"
 
 [search]
-preset = "default"      # default | bm25 | dense | rrf | hybrid | bfs | ppr
+preset = "auto"         # auto (facts with a contextual embedder, else default) | default | facts | bm25 | dense | rrf | hybrid | bfs | ppr
 
 [wiki]
 auto_pages = true       # write a summary page per document and a page per entity on every ingest

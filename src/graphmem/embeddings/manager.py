@@ -190,10 +190,14 @@ class EmbeddingManager:
         entities = 0
         if self.kb.config["embeddings"]["embed_entities"]:
             entities = embed_all("entity", lambda after: store.nodes_to_embed("entity", after, batch))
+        relations = 0
+        if self.kb.config["embeddings"]["embed_relations"]:
+            relations = embed_all("relation", lambda after: store.relations_to_embed(after, batch))
         others = {kind: embed_all(kind, lambda after, f=fetch: f(after, batch))  # type: ignore[misc]
                   for kind, fetch in self._sources.items()}
         with store.transaction():
             store.append_event("vectors.reindexed", emb.model_id, self.kb.now(),
-                               {"chunks": chunks, "entities": entities, "dropped": dropped, **others})
-        return {"model": emb.model_id, "chunks": chunks, "entities": entities, "dropped": dropped,  # type: ignore[dict-item]
-                **others}
+                               {"chunks": chunks, "entities": entities, "relations": relations,
+                                "dropped": dropped, **others})
+        return {"model": emb.model_id, "chunks": chunks, "entities": entities, "relations": relations,  # type: ignore[dict-item]
+                "dropped": dropped, **others}

@@ -192,6 +192,8 @@ def ingest_document(
         result.vectors_added = kb.embeddings.embed_items("chunk", [(c.chunk_id, c.text) for c in chunks])
         if writer.new_nodes and kb.config["embeddings"]["embed_entities"]:
             result.vectors_added += kb.embeddings.embed_items("entity", writer.new_nodes)
+        if writer.new_edges and kb.config["embeddings"]["embed_relations"]:
+            result.vectors_added += kb.embeddings.embed_items("relation", writer.new_edges)
         # The document's summary page and its entities' pages (kb.wiki; per batch in bulk ingest); before the
         # document event, so that the document's event closes its ingest in the log.
         kb.wiki.after_ingest(doc_id, list(dict.fromkeys(writer.local.values())), result.warnings)
@@ -221,6 +223,7 @@ class _GraphWriter:
         self.now = now
         self.local: dict[str, str] = {}  # normalised name/alias -> node id, this document
         self.new_nodes: list[tuple[str, str]] = []  # (node id, name) created by this ingest
+        self.new_edges: list[tuple[str, str]] = []  # (edge id, fact text) created by this ingest
         self.provenance: list[Provenance] = []
         self._seen_prov: set[tuple[str, str, int | None, int | None, str]] = set()
         self._types: list[str] | None = None
@@ -391,6 +394,7 @@ class _GraphWriter:
                 edge = Edge(short_id("r_", src, norm.type, dst), src, dst, norm.type, rel.confidence,
                             created_at=self.now, updated_at=self.now)
                 self.store.insert_edge(edge)
+                self.new_edges.append((edge.id, fact_text(rel.source, rel.type, rel.target)))
                 self.store.append_event("edge.added", edge.id, self.now, {
                     "source": src, "target": dst, "type": norm.type, "confidence": rel.confidence,
                     "doc_id": self.doc.doc_id,
@@ -405,6 +409,12 @@ class _GraphWriter:
             self._evidence("edge", edge.id, rel.supporting_text, "", label, rel.confidence)
 
 
+
+
+def fact_text(source: str, relation_type: str, target: str) -> str:
+    """What a relation's vector encodes: "subject relation object" as stated (HippoRAG 2's fact
+    form); reindex rebuilds it from the stored names and type."""
+    return f"{source} {relation_type.replace('_', ' ')} {target}"
 
 
 def _is_word_char(text: str, i: int) -> bool:

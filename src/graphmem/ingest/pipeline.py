@@ -24,7 +24,7 @@ from ..errors import GraphmemError, InvalidInput
 from ..extraction import Extraction
 from ..text import content_hash
 from .chunking import chunk_spans
-from .core import ingest_document
+from .core import fact_text, ingest_document
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
 from .readers import NotText, Skipped, reader_for
 from .readers import bulk as bulk_reader
@@ -351,6 +351,8 @@ def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, F
             outcome = fut.result()
             if not isinstance(outcome, ExtractionError) and kb.config["embeddings"]["embed_entities"]:
                 texts += [e.name for e in outcome[0].entities]
+            if not isinstance(outcome, ExtractionError) and kb.config["embeddings"]["embed_relations"]:
+                texts += [fact_text(r.source, r.type, r.target) for r in outcome[0].relations]
     kb.embeddings.prefetch(texts)
 
 

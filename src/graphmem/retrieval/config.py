@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 
-__all__ = ["SearchConfig", "PRESETS", "resolve_config"]
+__all__ = ["SearchConfig", "PRESETS", "resolve_config", "auto_preset"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,10 @@ class SearchConfig:
     seed_k_dense: int = 5
     seed_k_entities: int = 8
     entity_dense_min: float = 0.65     # query-to-entity cosine needed to link an entity densely
+    fact_seed_k: int = 0               # relations ("subject relation object") nearest the query: their
+    fact_min: float = 0.0              #   entities become seeds, weighted by cosine (HippoRAG 2)
+    fact_weight: float = 1.0
+    fact_chunk_weight: float = 0.0     # restart mass on the passages that state those facts
     dense_seed_min: float = 0.0        # a passage needs a positive cosine to be a dense seed
     fusion: str = "rrf"                # "rrf" | "weighted"
     rrf_k: float = 60.0
@@ -73,7 +77,23 @@ PRESETS: dict[str, SearchConfig] = {
     "hybrid": SearchConfig(strategy="none", gamma=0.0, alpha=0.5, beta=0.5),
     "bfs": SearchConfig(strategy="bfs"),
     "ppr": SearchConfig(strategy="ppr"),
+    # HippoRAG 2's recipe: the query matched against "subject relation object" facts seeds the
+    # walk, passages get little restart mass, walks go further. Best with contextual embedders
+    # (MiniLM: MuSiQue R@5 62.9 -> 66.5); worse with static ones (60.1 -> 58.5), see
+    # docs/benchmarks.md. "auto" (the configured default) picks it for those.
+    "facts": SearchConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3),
 }
+
+CONTEXTUAL_BACKENDS = ("sentence-transformers", "openai")
+
+
+def auto_preset(embedder_spec: str) -> str:
+    """The preset "auto" stands for: "facts" with a contextual embedder (sentence-transformers,
+    OpenAI-compatible), "default" with a static one (Model2Vec) or none."""
+    backend = embedder_spec.partition(":")[0].strip().lower().replace("_", "-")
+    if backend in ("st", "sentence-transformer", "sentencetransformers"):
+        backend = "sentence-transformers"
+    return "facts" if backend in CONTEXTUAL_BACKENDS else "default"
 
 
 def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,

@@ -513,4 +513,14 @@ CREATE TRIGGER memories_au AFTER UPDATE OF text, tenant_id, user_id, agent_id, r
 END;
 """,
     ),
+    (
+        "0009_relation_vectors",
+        """
+-- Relations are embedded as "subject relation object" facts (item_kind 'relation', matched
+-- against the query to seed the walk); a relation going away takes its vector with it.
+CREATE TRIGGER vectors_edge_gone AFTER DELETE ON edges BEGIN
+    DELETE FROM vectors WHERE item_kind = 'relation' AND item_id = old.id;
+END;
+""",
+    ),
 ]

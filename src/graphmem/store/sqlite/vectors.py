@@ -103,6 +103,15 @@ class VectorSqlMixin(SqlHelpers):
         sql += " WHERE c.id > ? ORDER BY c.id LIMIT ?"
         return [(r[0], r[1], r[2]) for r in self._rows(sql, (after_id, limit))]
 
+    def relations_to_embed(self, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(rowid, edge id, "subject relation object")`` of relations between entities, in row
+        order, for (re)embedding (the text uses the entities' stored names)."""
+        rows = self._rows(
+            "SELECT e.rowid, e.id, a.name, e.type, b.name FROM edges e JOIN nodes a ON a.id = e.source"
+            " JOIN nodes b ON b.id = e.target WHERE e.rowid > ? AND a.kind = 'entity' AND b.kind = 'entity'"
+            " ORDER BY e.rowid LIMIT ?", (after_rowid, limit))
+        return [(r[0], r[1], f"{r[2]} {r[3].replace('_', ' ')} {r[4]}") for r in rows]
+
     def nodes_to_embed(self, kind: str, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
         """``(rowid, node id, name)`` of nodes of a kind, for (re)embedding."""
         rows = self._rows(
