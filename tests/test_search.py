@@ -251,7 +251,10 @@ def test_relation_facts_seed_the_walk_and_follow_their_relation(tmp_path, model_
 def test_auto_preset_follows_the_embedder():
     from graphmem.retrieval.config import auto_preset
 
-    assert auto_preset("model2vec:minishlab/potion-retrieval-32M") == "default"
+    assert auto_preset("model2vec:minishlab/potion-retrieval-32M", 9000, 1000) == "default"
     assert auto_preset("none") == "default"
-    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2") == "facts"
-    assert auto_preset("st:/models/x") == "facts" and auto_preset("openai:text-embedding-3-small") == "facts"
+    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 9000, 1000) == "facts"
+    assert auto_preset("st:/models/x", 1000, 1000) == "facts"
+    assert auto_preset("openai:text-embedding-3-small", 1000, 1000) == "facts"
+    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 500, 1000) == "default"  # sparse graph
+    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2") == "default"  # nothing indexed

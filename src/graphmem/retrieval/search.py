@@ -166,6 +166,19 @@ def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: S
     return seeds
 
 
+def _auto(kb: KnowledgeBase) -> str:
+    """Resolve preset "auto" from the embedder and how many relations and passages have vectors."""
+    if kb.embeddings.model_id is None:
+        return "default"
+    sizes = []
+    for kind in ("relation", "chunk"):
+        index = kb.vector_index(kind)
+        if index is not None:
+            index.refresh()
+        sizes.append(len(index) if index is not None else 0)
+    return auto_preset(kb.embeddings.spec, sizes[0], sizes[1])
+
+
 def _fact_seeds(kb: KnowledgeBase, qvec: np.ndarray | None, cfg: SearchConfig
                 ) -> tuple[dict[str, float], dict[str, float]]:
     """Relations nearest the query as "subject relation object" facts (HippoRAG 2's query-to-
@@ -239,7 +252,7 @@ def search(
             overrides["strategy"] = strategy
         name = preset or kb.config["search"]["preset"]
         if name == "auto":
-            name = auto_preset(kb.embeddings.spec)
+            name = _auto(kb)
         cfg = resolve_config(name, overrides)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
