@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from ..wiki.markdown import plain_yaml
+
 __all__ = ["SkillDoc", "parse_skill", "split_front_matter", "name_key"]
 
 _FENCE = re.compile(r"^---[ \t]*$")
@@ -183,7 +185,7 @@ def parse_skill(skill_id: str, raw: bytes, folder_name: str, parent: str) -> Ski
     triggers = _dedupe(_names(_first(fm, "triggers", "metadata.triggers", "metadata.hermes.triggers")))
     return SkillDoc(id=skill_id, name=name, description=description, category=category, tags=tags,
                     triggers=triggers, related=_related(fm), body=body, sha256=sha, warnings=warnings,
-                    front_matter=_plain(fm))
+                    front_matter=plain_yaml(fm))
 
 
 def _first_paragraph(body: str, limit: int = 300) -> str:
@@ -193,13 +195,3 @@ def _first_paragraph(body: str, limit: int = 300) -> str:
             return p.strip()[:limit]
     return ""
 
-
-def _plain(value: Any) -> Any:
-    """Front matter made JSON-safe (dates and other YAML scalars become strings)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)

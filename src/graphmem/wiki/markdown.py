@@ -35,6 +35,7 @@ __all__ = [
     "Claim",
     "parse_page",
     "split_front_matter",
+    "plain_yaml",
     "dump_front_matter",
     "generated_block",
     "replace_generated",
@@ -90,14 +91,14 @@ class ParsedPage:
     front_matter_error: str | None = None
 
 
-def _plain(value: Any) -> Any:
+def plain_yaml(value: Any) -> Any:
     """YAML values as JSON-ready data (dates become ISO strings)."""
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_yaml(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_yaml(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
@@ -126,7 +127,7 @@ def split_front_matter(text: str, known: dict[str, Any] | None = None
                 data = {}
             if not isinstance(data, dict):
                 return {}, body, i + 2, "front matter is not a YAML mapping"
-            return _plain(data), body, i + 2, None
+            return plain_yaml(data), body, i + 2, None
     return {}, text, 1, "front matter has no closing '---' line"
 
 
