@@ -137,7 +137,7 @@ def test_sibling_edges_are_capped_per_skill(tmp_path):
     with graphmem.open(tmp_path / "kb", config={"skills": {"sibling_max": 4}}) as kb:
         kb.skills.build([root])
         sib = edges_of(kb, "sibling")
-        assert len(sib) < 30 * 29 / 2
+        assert len(sib) <= 30 * 4  # at most the cap per skill, not 435 pairs
         degree: dict[str, int] = {}
         for a, b, _ in sib:
             degree[a] = degree.get(a, 0) + 1
