@@ -124,3 +124,36 @@ def test_ppr_empty_and_bad_alpha():
     assert personalized_pagerank({}, lambda ns: {}).scores == {}
     with pytest.raises(ValueError):
         personalized_pagerank({"a": 1.0}, lambda ns: {}, alpha=0.0)
+
+
+def test_vector_index_stays_in_step_with_interleaved_writes(tmp_path):
+    """Appends (amortised in a growing buffer), re-embeddings and deletions, each followed by a
+    refresh and an exact search, agree with a plain reference."""
+    import numpy as np
+
+    import graphmem
+    from graphmem.retrieval.vector_index import VectorIndex
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        st = kb.store
+        idx = VectorIndex(st, "chunk", "m")
+        rng = np.random.default_rng(0)
+        ref: dict[str, np.ndarray] = {}
+        for step in range(120):
+            items = {f"c{rng.integers(0, 60)}": rng.standard_normal(8).astype(np.float16)
+                     for _ in range(rng.integers(1, 5))}
+            with st.transaction():
+                st.upsert_vectors("chunk", "m", 8, [(i, "h", v.tobytes()) for i, v in items.items()])
+            ref.update(items)
+            if step % 40 == 39:
+                gone = sorted(ref)[:5]
+                with st.transaction():
+                    st.conn.execute(f"DELETE FROM vectors WHERE item_id IN ({','.join('?' * len(gone))})", gone)
+                for g in gone:
+                    ref.pop(g)
+            q = rng.standard_normal(8).astype(np.float32)
+            got = idx.search(q, 3)
+            assert sorted(idx._ids) == sorted(ref) and len(idx._mat) == len(ref)
+            want = sorted(ref, key=lambda i: -float(ref[i].astype(np.float32) @ q))[:3]
+            assert [i for i, _ in got] == want
+            assert idx.similarity(q, want[:1]) == pytest.approx({want[0]: got[0][1]})

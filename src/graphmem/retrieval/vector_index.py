@@ -49,6 +49,7 @@ class VectorIndex:
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self._mat = np.zeros((0, 0), dtype=np.float32)
+        self._buf = self._mat  # capacity for appends; _mat is its first len(_ids) rows
         self._last_id = 0
         self._state: tuple[int, int] | None = None
 
@@ -63,23 +64,43 @@ class VectorIndex:
                 return
             if self._state is not None and state[1] != self._state[1]:
                 self._ids, self._row, self._last_id, self._rowid_item = [], {}, 0, {}
-                self._mat = np.zeros((0, 0), dtype=np.float32)
+                self._mat = self._buf = np.zeros((0, 0), dtype=np.float32)
             rowids, ids, blobs = self.store.load_vectors(self.item_kind, self.model, self._last_id)
             if ids:
                 new = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(ids), -1).astype(np.float32)
-                # An item re-embedded gets a new row id: drop its old row.
+                # An item re-embedded gets a new row id: drop its old row (rare; compacts).
                 stale = [self._row[i] for i in ids if i in self._row]
                 if stale:
                     keep = np.ones(len(self._ids), dtype=bool)
                     keep[stale] = False
-                    self._mat = self._mat[keep]
+                    kept = self._mat[keep]
                     self._ids = [x for x, k in zip(self._ids, keep) if k]
-                self._mat = new if self._mat.size == 0 else np.vstack([self._mat, new])
-                self._ids.extend(ids)
+                    self._buf, self._mat = kept, kept
+                    self._row = {x: i for i, x in enumerate(self._ids)}
+                self._append(new, ids)
                 self._rowid_item.update(zip(rowids, ids))
-                self._row = {x: i for i, x in enumerate(self._ids)}
                 self._last_id = rowids[-1]
             self._state = state
+
+    def _append(self, rows: np.ndarray, ids: list[str]) -> None:
+        """Add rows at the end, growing the buffer geometrically so that many small refreshes
+        (interleaved writes and searches) cost amortised O(new rows), not a copy each."""
+        n = len(self._ids)
+        need = n + len(ids)
+        if self._buf.size == 0 or self._buf.shape[1] != rows.shape[1]:
+            old = self._mat[:n]
+            self._buf = np.empty((max(need, 64), rows.shape[1]), dtype=np.float32)
+            if n:
+                self._buf[:n] = old
+        elif need > self._buf.shape[0]:
+            grown = np.empty((max(need, 2 * self._buf.shape[0]), rows.shape[1]), dtype=np.float32)
+            grown[:n] = self._buf[:n]
+            self._buf = grown
+        self._buf[n:need] = rows
+        self._mat = self._buf[:need]
+        for j, x in enumerate(ids, n):
+            self._row[x] = j
+        self._ids.extend(ids)
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Top ``k`` ``(item id, cosine)`` for a unit-length query vector."""
