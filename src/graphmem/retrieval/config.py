@@ -37,7 +37,7 @@ class SearchConfig:
     # expansion
     strategy: str = "ppr"              # "ppr" | "bfs" | "none"
     ppr_restart: float = 0.5           # probability of jumping back to the seeds at each step
-    ppr_eps: float = 2e-3
+    ppr_eps: float = 3e-3             # push threshold (facts preset: 2e-3)
     ppr_max_nodes: int = 5000
     passage_seed_weight: float = 1.0   # share of the restart mass on seed passages vs entities
     entity_seed_weight: float = 1.0
@@ -81,7 +81,7 @@ PRESETS: dict[str, SearchConfig] = {
     # walk, passages get little restart mass, walks go further. Best with contextual embedders
     # (MiniLM: MuSiQue R@5 62.9 -> 66.5); worse with static ones (60.1 -> 58.5), see
     # docs/benchmarks.md. "auto" (the configured default) picks it for those, on dense graphs.
-    "facts": SearchConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3),
+    "facts": SearchConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3),
 }
 
 CONTEXTUAL_BACKENDS = ("sentence-transformers", "openai")
