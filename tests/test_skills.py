@@ -355,3 +355,15 @@ def test_cli_skills_commands(tmp_path, tree):
     assert bad.returncode == 1 and "no skill 'nope/none'" in bad.stderr and "Traceback" not in bad.stderr
     bad = run(home, "skills", "build", str(tmp_path / "missing"), ok=False)
     assert bad.returncode == 1 and "does not exist" in bad.stderr
+
+
+def test_another_process_sees_a_rebuild(tmp_path, tree):
+    """The in-memory index follows the store's version, also when another handle changed it."""
+    home = tmp_path / "kb"
+    with graphmem.open(home) as a, graphmem.open(home) as b:
+        a.skills.build([tree])
+        assert len(b.skills.retrieve("pdf", 8)) == 4
+        (tree / "alpha/loner/SKILL.md").unlink()
+        a.skills.rebuild()
+        assert "alpha/loner" not in [h.id for h in b.skills.retrieve("only one in its category", 8)]
+        assert b.skills.info()["skills"] == 3

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
-from ..skills.build import BuildResult, build_skills
+from ..skills.build import BuildResult, build_skills, bump_version
 from ..skills.index import VERSION_KEY, SkillIndex, embed_text
 from ..skills.parse import name_key
 from ..skills.prompt import PromptBlock, render_block
@@ -53,7 +53,7 @@ class Skills:
                 raise InvalidInput(f"skills folder {r} does not exist; rebuild with the folders you have")
         with store.transaction():
             store.clear_skills()
-            store.set_meta(VERSION_KEY, None)
+            bump_version(store)
         self.invalidate()
         return build_skills(self._kb, roots, on_progress=on_progress)
 

@@ -30,13 +30,13 @@ import numpy as np
 from ..errors import Conflict, InvalidInput
 from ..models import SKILL, Node
 from ..text import normalize_name, query_words, short_id
-from .index import SkillIndex, collection_of, embed_text, node_id_for
+from .index import VERSION_KEY, SkillIndex, collection_of, embed_text, node_id_for
 from .parse import SkillDoc, name_key, parse_skill
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
-__all__ = ["BuildResult", "build_skills", "find_skill_files", "compute_edges"]
+__all__ = ["BuildResult", "build_skills", "bump_version", "find_skill_files", "compute_edges"]
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
@@ -187,7 +187,7 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
             if changed_docs or gone or not _has_version(kb):
                 _relink(kb, res, {d.id for d, *_ in changed_docs}, {d.id: d.name for d, *_ in changed_docs},
                         now, cfg)
-                store.set_meta("skills.version", short_id("v", now, str(len(changed_docs)), str(len(gone))))
+                bump_version(store)
             store.append_event("skills.built", ",".join(res.roots), now, {
                 "added": len(res.added), "updated": len(res.updated), "removed": len(res.removed),
                 "unchanged": res.unchanged, "edges_added": res.edges_added, "edges_removed": res.edges_removed})
@@ -198,8 +198,15 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
     return res
 
 
+def bump_version(store: Any) -> None:
+    """Mark the skill set changed (inside the changing transaction): every process's in-memory
+    index reloads at its next query."""
+    prev = store.get_meta(VERSION_KEY) or ""
+    store.set_meta(VERSION_KEY, str(int(prev) + 1 if prev.isdigit() else 1))
+
+
 def _has_version(kb: KnowledgeBase) -> bool:
-    return kb.store.get_meta("skills.version") is not None
+    return kb.store.get_meta(VERSION_KEY) is not None
 
 
 def _relink(kb: KnowledgeBase, res: BuildResult, changed: set[str], changed_names: dict[str, str], now: str,
