@@ -258,3 +258,17 @@ def test_auto_preset_follows_the_embedder():
     assert auto_preset("openai:text-embedding-3-small", 1000, 1000) == "facts"
     assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 500, 1000) == "default"  # sparse graph
     assert auto_preset("sentence-transformers:all-MiniLM-L6-v2") == "default"  # nothing indexed
+
+
+def test_search_subgraph_is_bounded_and_keeps_the_strongest(tmp_path):
+    names = [f"part{i:03d}" for i in range(300)]
+    text = " ".join(f"{a} feeds {b}." for a, b in zip(names, names[1:]))
+    ents = [{"name": n, "type": "component", "supporting_text": n} for n in names]
+    rels = [{"source": a, "target": b, "type": "feeds", "confidence": 0.7, "supporting_text": f"{a} feeds {b}."}
+            for a, b in zip(names, names[1:])]
+    rels[0]["confidence"] = 0.95
+    with graphmem.open(tmp_path / "kb", config={"wiki": {"auto_pages": False}}) as kb:
+        kb.ingest_with_content("big", "Parts", "parts.txt", text, ents, rels)
+        res = kb.search("part000 feeds part001", k=10)
+        assert 0 < len(res.subgraph) <= 50
+        assert res.subgraph[0]["weight"] == 0.95 and res.subgraph[0]["src_name"] == "part000"

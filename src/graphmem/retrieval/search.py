@@ -454,15 +454,20 @@ def _interleave(hits: list[Hit], kinds: Sequence[str], k: int) -> list[Hit]:
     return out
 
 
-def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph) -> list[dict[str, Any]]:
-    """Relations among the entities of the hits (mentioned in hit chunks, or hit entities)."""
-    ents: set[str] = {h.id for h in hits if h.kind == "entity"}
+def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph, max_nodes: int = 200,
+              max_edges: int = 50) -> list[dict[str, Any]]:
+    """The strongest relations (at most ``max_edges``) among the entities of the hits: hit
+    entities first, then those mentioned in hit chunks, best hit first, at most ``max_nodes``
+    (bounded, so a page of hits over hub entities does not read every edge of every hub)."""
+    ents: dict[str, None] = {h.id: None for h in hits if h.kind == "entity"}
     chunk_ids = [h.chunk_id for h in hits if h.kind in ("chunk", "document") and h.chunk_id]
-    for eids in kb.store.chunk_entities(chunk_ids).values():
-        ents.update(eids)
+    by_chunk = kb.store.chunk_entities(chunk_ids)
+    for cid in chunk_ids:
+        for eid in by_chunk.get(cid, ()):
+            ents.setdefault(eid, None)
     if not ents:
         return []
-    edges = kb.store.edges_among(sorted(ents), graph.cfg.min_confidence)[:50]
+    edges = kb.store.edges_among(list(ents)[:max_nodes], graph.cfg.min_confidence, max_edges)
     names = kb.store.node_names({e.source for e in edges} | {e.target for e in edges})
     return [{"src": e.source, "dst": e.target, "type": e.type, "weight": e.confidence,
              "src_name": names[e.source], "dst_name": names[e.target]} for e in edges]
