@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
-from ..skills.build import BuildResult, build_skills, bump_version
+from ..skills.build import BuildResult, build_skills, bump_version, unresolved_related
 from ..skills.index import VERSION_KEY, SkillIndex, embed_text
-from ..skills.parse import name_key
 from ..skills.prompt import PromptBlock, render_block
 from ..skills.retrieve import SKILL_PRESETS, SkillHit, SkillSearchConfig, retrieve_skills
 
@@ -179,12 +178,6 @@ class Skills:
         idx = self.index()
         edges = Counter(t for s, t, d, _, _ in self._kb.store.skill_edges())
         cats = Counter(e.category for e in idx.entries)
-        unresolved: dict[str, list[str]] = {}
-        for i, e in enumerate(idx.entries):
-            linked = {idx.entries[j].name_key for j, _, t in idx.adjacency.get(i, ()) if t == "related"}
-            miss = [r for r in e.related if name_key(r) not in linked and name_key(r) != e.name_key]
-            if miss:
-                unresolved[e.id] = miss
         return {"skills": len(idx), "roots": self._kb.store.skill_root_list(), "categories": dict(cats.most_common()),
-                "edges": dict(edges), "unresolved_related": unresolved,
+                "edges": dict(edges), "unresolved_related": unresolved_related(idx),
                 "with_vectors": idx.vectors is not None}

@@ -36,7 +36,8 @@ from .parse import SkillDoc, name_key, parse_skill
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
-__all__ = ["BuildResult", "build_skills", "bump_version", "find_skill_files", "compute_edges"]
+__all__ = ["BuildResult", "build_skills", "bump_version", "find_skill_files", "compute_edges",
+           "unresolved_related"]
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
@@ -216,8 +217,8 @@ def _relink(kb: KnowledgeBase, res: BuildResult, changed: set[str], changed_name
     idx = SkillIndex.load(kb, "building")
     current = {(s, t, d): (w, eid) for s, t, d, w, eid in store.skill_edges()}
     old_mentions = {(s, t, d): w for (s, t, d), (w, _) in current.items() if t == "mentions"}
-    want, unresolved = compute_edges(idx, cfg)
-    res.unresolved_related = unresolved
+    want = compute_edges(idx, cfg)
+    res.unresolved_related = unresolved_related(idx)
     # mentions: keep those of unchanged skills, rescan the bodies of changed ones and look for
     # the (possibly new) names of changed skills in every body.
     changed_nodes = {node_id_for(s) for s in changed}
@@ -281,7 +282,7 @@ def mentioned_skills(body: str, idx: SkillIndex, src: Any) -> set[int]:
         if j is not None:
             out.add(j)
     words = _WORDS.findall(lower)
-    first: dict[str, list[str]] = idx_first_words(idx)
+    first = idx.multiword_names
     for i, w in enumerate(words):
         keys = first.get(w)
         if not keys:
@@ -296,30 +297,24 @@ def mentioned_skills(body: str, idx: SkillIndex, src: Any) -> set[int]:
     return out
 
 
-def idx_first_words(idx: SkillIndex) -> dict[str, list[str]]:
-    """Multi-word name keys by their first word (cached on the index)."""
-    cached = getattr(idx, "_first_words", None)
-    if cached is None:
-        cached = defaultdict(list)
-        for key in idx.names:
-            if " " in key:
-                cached[key.split(" ", 1)[0]].append(key)
-        idx._first_words = cached  # type: ignore[attr-defined]
-    return cached
+def unresolved_related(idx: SkillIndex) -> dict[str, list[str]]:
+    """Related names, per skill, that resolve to no other indexed skill (naming itself aside)."""
+    out: dict[str, list[str]] = {}
+    for i, e in enumerate(idx.entries):
+        miss = [n for n in e.related if _resolve(n, i, idx) is None and name_key(n) != e.name_key]
+        if miss:
+            out[e.id] = miss
+    return out
 
 
-def compute_edges(idx: SkillIndex, cfg: dict[str, Any]
-                  ) -> tuple[dict[tuple[str, str, str], float], dict[str, list[str]]]:
-    """related, sibling and similar edges of the whole skill set, and unresolved related names."""
+def compute_edges(idx: SkillIndex, cfg: dict[str, Any]) -> dict[tuple[str, str, str], float]:
+    """related, sibling and similar edges of the whole skill set."""
     want: dict[tuple[str, str, str], float] = {}
-    unresolved: dict[str, list[str]] = {}
     ents = idx.entries
     for i, e in enumerate(ents):
         for name in e.related:
             j = _resolve(name, i, idx)
             if j is None:
-                if name_key(name) != e.name_key:  # naming itself is not worth a report
-                    unresolved.setdefault(e.id, []).append(name)
                 continue
             a, b = e.node_id, ents[j].node_id
             want[(a, "related", b)] = float(cfg["related_weight"])
@@ -371,4 +366,4 @@ def compute_edges(idx: SkillIndex, cfg: dict[str, Any]
                         a, b = sorted((ents[i].node_id, ents[int(j)].node_id))
                         key = (a, "similar", b)
                         want[key] = max(want.get(key, 0.0), round(s, 4))
-    return want, unresolved
+    return want

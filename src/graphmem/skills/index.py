@@ -10,6 +10,7 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -133,3 +134,12 @@ class SkillIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    @cached_property
+    def multiword_names(self) -> dict[str, list[str]]:
+        """Multi-word name keys by their first word (for finding names in a body)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for key in self.names:
+            if " " in key:
+                out[key.split(" ", 1)[0]].append(key)
+        return dict(out)

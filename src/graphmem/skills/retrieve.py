@@ -182,7 +182,7 @@ def retrieve_skills(kb: KnowledgeBase, idx: SkillIndex, message: str, top_k: int
     if dense_all is not None:
         dense = {i: float(dense_all[i]) for i in cands}
     nl, nd, ng = norm(lex), norm(dense), norm({i: graph[i] for i in cands if i in graph})
-    direct = set(seeds) | set(lex) | {i for i, v in dense.items() if i in dense_pool}
+    direct = set(seeds) | set(lex) | dense_pool  # matched directly, not only through the graph
     hits: list[SkillHit] = []
     for i in cands:
         parts = {"dense": nd.get(i, 0.0), "lexical": nl.get(i, 0.0), "graph": ng.get(i, 0.0),
