@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
-from graphmem.retrieval.search import _auto  # noqa: E402
+from graphmem.retrieval.search import auto_preset_for  # noqa: E402
 from musique_to_jsonl import OPENIE, convert  # noqa: E402
 
 KS = (2, 5, 10)
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                 st = kb.stats()
                 print(f"\n[{model} / graph={graph}] ingest {ingest_s:.1f} s, {st['entities']} entities, "
                       f"{st['edges']} relations, {st['mentions']} mentions; the default preset (auto) is "
-                      f"'{_auto(kb)}' here")
+                      f"'{auto_preset_for(kb)}' here")
                 for label, kwargs, uses_graph in METHODS:
                     if not uses_graph and graph != args.graphs[0]:
                         continue  # baselines do not depend on the graph: run them once per model

@@ -239,10 +239,12 @@ def test_relation_facts_seed_the_walk_and_follow_their_relation(tmp_path, model_
         from graphmem.retrieval.config import PRESETS
 
         qvec = kb.embed_query("memory leak causes system crash")
-        ents, _ = _fact_seeds(kb, qvec, PRESETS["facts"])
+        ents = _fact_seeds(kb, qvec, PRESETS["facts"])
         names = {n.name for n in kb.store.get_nodes(ents).values()}
         assert names == {"memory leak", "system crash"} and all(0 < w <= 1.0 for w in ents.values())
-        assert _fact_seeds(kb, qvec, PRESETS["default"]) == ({}, {})  # off unless asked for
+        assert _fact_seeds(kb, qvec, PRESETS["default"]) == {}  # off unless asked for
+        from graphmem.retrieval.search import auto_preset_for
+        assert auto_preset_for(kb) == "default"  # a static model: facts are not the default
         # a relation that goes away takes its fact vector with it
         kb.documents.delete("doc_1")
         assert kb.store.vectors_for("relation", list(facts._ids), "model2vec:minilm-static-256") == {}

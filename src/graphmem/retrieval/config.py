@@ -29,7 +29,6 @@ class SearchConfig:
     fact_seed_k: int = 0               # relations ("subject relation object") nearest the query: their
     fact_min: float = 0.0              #   entities become seeds, weighted by cosine (HippoRAG 2)
     fact_weight: float = 1.0
-    fact_chunk_weight: float = 0.0     # restart mass on the passages that state those facts
     dense_seed_min: float = 0.0        # a passage needs a positive cosine to be a dense seed
     fusion: str = "rrf"                # "rrf" | "weighted"
     rrf_k: float = 60.0

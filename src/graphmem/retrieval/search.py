@@ -32,7 +32,7 @@ from .ppr import personalized_pagerank
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
-__all__ = ["Hit", "SearchResult", "search", "KINDS"]
+__all__ = ["Hit", "SearchResult", "search", "KINDS", "auto_preset_for"]
 
 KINDS = ("chunk", "entity", "document", "page")
 GNode = tuple[str, str]  # ("c", chunk_id) | ("n", node_id)
@@ -166,7 +166,7 @@ def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: S
     return seeds
 
 
-def _auto(kb: KnowledgeBase) -> str:
+def auto_preset_for(kb: KnowledgeBase) -> str:
     """Resolve preset "auto" from the embedder and how many relations and passages have vectors."""
     if kb.embeddings.model_id is None:
         return "default"
@@ -179,30 +179,21 @@ def _auto(kb: KnowledgeBase) -> str:
     return auto_preset(kb.embeddings.spec, sizes[0], sizes[1])
 
 
-def _fact_seeds(kb: KnowledgeBase, qvec: np.ndarray | None, cfg: SearchConfig
-                ) -> tuple[dict[str, float], dict[str, float]]:
-    """Relations nearest the query as "subject relation object" facts (HippoRAG 2's query-to-
-    triple matching): their entities and the passages stating them, weighted by cosine."""
+def _fact_seeds(kb: KnowledgeBase, qvec: np.ndarray | None, cfg: SearchConfig) -> dict[str, float]:
+    """The entities of the relations nearest the query as "subject relation object" facts
+    (HippoRAG 2's query-to-triple matching), weighted by cosine."""
     ents: dict[str, float] = {}
-    chunks: dict[str, float] = {}
-    if qvec is None or cfg.fact_seed_k <= 0:
-        return ents, chunks
-    facts = kb.vector_index("relation")
+    facts = kb.vector_index("relation") if qvec is not None and cfg.fact_seed_k > 0 else None
     if facts is None:
-        return ents, chunks
+        return ents
     top = [(fid, sim) for fid, sim in facts.search(qvec, cfg.fact_seed_k) if sim >= cfg.fact_min]
     edges = kb.store.get_edges(fid for fid, _ in top)
-    prov = kb.store.provenance_for("edge", [fid for fid, _ in top], 2) if cfg.fact_chunk_weight > 0 else {}
     for fid, sim in top:
         e = edges.get(fid)
-        if e is None:
-            continue
-        for nid in (e.source, e.target):
-            ents[nid] = max(ents.get(nid, 0.0), sim * cfg.fact_weight)
-        for p in prov.get(fid, []):
-            if p.chunk_id:
-                chunks[p.chunk_id] = max(chunks.get(p.chunk_id, 0.0), sim)
-    return ents, chunks
+        if e is not None:
+            for nid in (e.source, e.target):
+                ents[nid] = max(ents.get(nid, 0.0), sim * cfg.fact_weight)
+    return ents
 
 
 def _ancestors(node: GNode, parent: Mapping[GNode, GNode]) -> list[GNode]:
@@ -252,7 +243,7 @@ def search(
             overrides["strategy"] = strategy
         name = preset or kb.config["search"]["preset"]
         if name == "auto":
-            name = _auto(kb)
+            name = auto_preset_for(kb)
         cfg = resolve_config(name, overrides)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -280,8 +271,7 @@ def search(
         fused = weighted_sum([lex, dense], cfg.fusion_weights)
     seed_ids = set(rankings[0][: cfg.seed_k_lexical]) | set(rankings[1][: cfg.seed_k_dense])
     ent_seeds = _entity_seeds(kb, query, qvec, cfg, sorted(seed_ids)) if cfg.use_entities else {}
-    fact_ents, fact_chunks = _fact_seeds(kb, qvec, cfg) if cfg.use_entities else ({}, {})
-    for nid, w in fact_ents.items():
+    for nid, w in (_fact_seeds(kb, qvec, cfg) if cfg.use_entities else {}).items():
         ent_seeds[nid] = max(ent_seeds.get(nid, 0.0), w)
     timings["seeds"] = (time.perf_counter() - t0) * 1000
 
@@ -296,10 +286,6 @@ def search(
         for cid in seed_ids:
             v = fused[cid]
             seeds[("c", cid)] = cfg.passage_seed_weight * v / total if cfg.strategy == "ppr" else v / top
-    if fact_chunks and cfg.fact_chunk_weight > 0:
-        total = sum(fact_chunks.values())
-        for cid, v in fact_chunks.items():
-            seeds[("c", cid)] = seeds.get(("c", cid), 0.0) + cfg.fact_chunk_weight * v / total
     if ent_seeds:
         counts = store.entity_chunk_counts(ent_seeds)
         spec = {e: s / max(counts.get(e, 1), 1) for e, s in ent_seeds.items()}  # node specificity
