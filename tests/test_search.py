@@ -255,11 +255,11 @@ def test_auto_preset_follows_the_embedder():
 
     assert auto_preset("model2vec:minishlab/potion-retrieval-32M", 9000, 1000) == "default"
     assert auto_preset("none") == "default"
-    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 9000, 1000) == "facts"
-    assert auto_preset("st:/models/x", 1000, 1000) == "facts"
-    assert auto_preset("openai:text-embedding-3-small", 1000, 1000) == "facts"
-    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 500, 1000) == "default"  # sparse graph
-    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2") == "default"  # nothing indexed
+    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 9000, 1000) == "facts+feedback"
+    assert auto_preset("st:/models/x", 1000, 1000) == "facts+feedback"
+    assert auto_preset("openai:text-embedding-3-small", 1000, 1000) == "facts+feedback"
+    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 500, 1000) == "feedback"  # sparse graph
+    assert auto_preset("sentence-transformers:all-MiniLM-L6-v2") == "feedback"  # nothing indexed
 
 
 def test_search_subgraph_is_bounded_and_keeps_the_strongest(tmp_path):
@@ -274,3 +274,38 @@ def test_search_subgraph_is_bounded_and_keeps_the_strongest(tmp_path):
         res = kb.search("part000 feeds part001", k=10)
         assert 0 < len(res.subgraph) <= 50
         assert res.subgraph[0]["weight"] == 0.95 and res.subgraph[0]["src_name"] == "part000"
+
+
+HOPS = {
+    "widget": ("Widget X", "Widget X is made by Acme Corporation."),
+    "zeta": ("Zeta Inc", "Zeta Inc, a maker of gadgets, was founded by John Doe."),
+    "beta": ("Beta LLC", "Beta LLC, a maker of tools, was founded by Mary Major."),
+    "acme": ("Acme Corporation", "Acme Corporation was founded by Jane Roe in 1990."),
+    "other": ("Gamma Ltd", "Gamma Ltd sells garden furniture."),
+}
+
+
+def test_feedback_round_finds_the_second_hop(tmp_path):
+    """The question names Widget X, not its maker: only the first passage's text leads to Acme."""
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        for doc_id, (title, text) in HOPS.items():
+            kb.ingest_with_content(doc_id, title, f"{doc_id}.md", text, [], [])
+        q = "Who founded the maker of Widget X?"
+        base = {"strategy": "none", "use_dense": False}
+        one = [h.id for h in kb.search(q, kinds="document", k=5, config=base).hits]
+        res = kb.search(q, kinds="document", k=5, config={**base, "feedback_passages": 1})
+        two = [h.id for h in res.hits]
+        assert one[0] == two[0] == "widget"
+        assert two.index("acme") < one.index("acme") == 3  # the second hop moves up
+        acme = res.hits[two.index("acme")]
+        assert acme.parts["feedback"] > acme.parts["first_round"]  # ranked higher by the second round
+        for rank, h in enumerate(res.hits, 1):
+            r1 = one.index(h.id) + 1
+            assert h.parts["first_round"] == pytest.approx(1 / (10 + r1))
+            assert h.score == pytest.approx(h.parts["first_round"] + h.parts["feedback"])
+        assert "feedback" in res.timings_ms
+        # the round is off by default without a contextual embedder, and with no passage to read
+        assert "feedback" not in kb.search(q, k=3).hits[0].parts
+        assert kb.search("zzzz qqqq", k=3, config={**base, "feedback_passages": 1}).hits == []
+        with pytest.raises(graphmem.InvalidInput, match="feedback_passages"):
+            kb.search(q, config={"feedback_passages": -1})

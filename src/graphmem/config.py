@@ -185,7 +185,7 @@ max_file_mb = 20.0      # larger single documents are skipped with a reason
 model = "model2vec:minishlab/potion-retrieval-32M"
 
 [search]
-preset = "auto"         # auto (facts with a contextual embedder, else default) | default | facts | bm25 | dense | rrf | hybrid | bfs | ppr
+preset = "auto"         # auto (contextual embedder: facts+feedback, or feedback on a sparse graph; else default) | default | facts | feedback | facts+feedback | bm25 | dense | rrf | hybrid | bfs | ppr
 
 [wiki]
 auto_pages = true       # write a summary page per document and a page per entity on every ingest

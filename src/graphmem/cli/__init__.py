@@ -249,7 +249,7 @@ def query(ctx: click.Context, text: str, evidence: bool, as_json: bool) -> None:
               help="What to return (repeatable; default chunk). 'document' ranks whole documents.")
 @click.option("--strategy", type=click.Choice(["ppr", "bfs", "none"]), default=None,
               help="Graph expansion (default from the preset: ppr).")
-@click.option("--preset", default=None, help="Named configuration: auto, default, facts, bm25, dense, rrf, hybrid, bfs, ppr.")
+@click.option("--preset", default=None, help="Named configuration: auto, default, facts, feedback, facts+feedback, bm25, dense, rrf, hybrid, bfs, ppr.")
 @click.option("--context", "as_context", is_flag=True, help="Print a prompt-ready block of the best evidence.")
 @click.option("--budget", type=click.IntRange(min=20), default=1000, show_default=True,
               help="Token budget of --context.")

@@ -51,6 +51,11 @@ class SearchConfig:
     bfs_depth: int = 2
     bfs_max_nodes: int = 50
     max_candidates: int = 100
+    # feedback: a second round with the query followed by its best passages' text, fused with
+    # the first by reciprocal rank (multi-hop: the first hop's passage names the bridge)
+    feedback_passages: int = 0
+    feedback_rrf_k: float = 10.0
+    feedback_weight: float = 1.0
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
     # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")
     rerank: str = "weighted"
@@ -77,24 +82,33 @@ PRESETS: dict[str, SearchConfig] = {
     "bfs": SearchConfig(strategy="bfs"),
     "ppr": SearchConfig(strategy="ppr"),
     # HippoRAG 2's recipe: the query matched against "subject relation object" facts seeds the
-    # walk, passages get little restart mass, walks go further. Best with contextual embedders
-    # (MiniLM: MuSiQue R@5 62.9 -> 66.5); worse with static ones (60.1 -> 58.5), see
-    # docs/benchmarks.md. "auto" (the configured default) picks it for those, on dense graphs.
+    # walk, passages get little restart mass, walks go further. Better with contextual embedders
+    # (MiniLM: MuSiQue R@5 63.4 -> 66.5); worse with static ones (60.1 -> 58.5), see
+    # docs/benchmarks.md. "auto" (the configured default) adds it for those, on dense graphs.
     "facts": SearchConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3),
+    # One feedback round (the query + its best passage, searched again, fused by rank): with a
+    # contextual embedder MuSiQue R@5 63.4 -> 68.8 (PPR), 66.5 -> 69.4 (facts); with a static
+    # one it loses (60.1 -> 55.9): a static vector of a long text is a bag of its words.
+    "feedback": SearchConfig(feedback_passages=1),
+    "facts+feedback": SearchConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3,
+                                   feedback_passages=1),
 }
 
 CONTEXTUAL_BACKENDS = ("sentence-transformers", "openai")
 
 
 def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> str:
-    """The preset "auto" stands for: "facts" with a contextual embedder (sentence-transformers,
-    OpenAI-compatible) and a graph with at least as many embedded relations as passages;
-    "default" otherwise (a static Model2Vec model or no model, or a sparse graph, where facts
-    measured worse: MuSiQue R@5 62.3 -> 59.7 with MiniLM on the offline extractor's graph)."""
+    """The preset "auto" stands for. With a contextual embedder (sentence-transformers,
+    OpenAI-compatible): "facts+feedback" on a graph with at least as many embedded relations as
+    passages, else "feedback". With a static Model2Vec model or none: "default". Each rule was
+    measured on MuSiQue (docs/benchmarks.md): facts lose on a sparse graph (MiniLM, offline
+    extractor's graph: R@5 62.3 -> 59.7), feedback loses with a static model (60.1 -> 55.9)."""
     backend = embedder_spec.partition(":")[0].strip().lower().replace("_", "-")
     if backend in ("st", "sentence-transformer", "sentencetransformers"):
         backend = "sentence-transformers"
-    return "facts" if backend in CONTEXTUAL_BACKENDS and relations >= max(passages, 1) else "default"
+    if backend not in CONTEXTUAL_BACKENDS:
+        return "default"
+    return "facts+feedback" if relations >= max(passages, 1) else "feedback"
 
 
 def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,
@@ -114,4 +128,8 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
         raise InvalidInput(f"fusion '{cfg.fusion}': choose rrf or weighted")
     if not 0.0 < cfg.ppr_restart <= 1.0:
         raise InvalidInput("ppr_restart must be within (0, 1]")
+    if not isinstance(cfg.feedback_passages, int) or cfg.feedback_passages < 0:
+        raise InvalidInput(f"feedback_passages: expected a whole number >= 0, got {cfg.feedback_passages!r}")
+    if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0:
+        raise InvalidInput("feedback_rrf_k and feedback_weight must be >= 0")
     return cfg

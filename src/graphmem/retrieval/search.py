@@ -8,7 +8,9 @@
    confidence). Personalised PageRank by local push (cost follows the neighbourhood) or BFS.
    Query entities get HippoRAG's node specificity: weight / number of passages mentioning it.
 3. Rerank: ``(alpha*dense + beta*lexical + gamma*graph) * relevance``, each part normalised
-   by its maximum over the candidates and reported per hit.
+   by its maximum over the candidates and reported per hit. Optionally (``feedback_passages``,
+   on with contextual embedders) steps 1-3 run again for the query followed by its best
+   passage's text, and the two passage rankings are fused by reciprocal rank.
 4. Evidence: every hit carries citations (document, version, chunk, span, text) and the path
    from a seed; ``context`` packs the best evidence into a token budget.
 """
@@ -246,6 +248,33 @@ def search(
             name = auto_preset_for(kb)
         cfg = resolve_config(name, overrides)
     t0 = time.perf_counter()
+    want = max(k * (5 if "document" in kinds else 1), cfg.max_candidates)
+    hits, notes, timings = _rank(kb, query, cfg, kinds, want)
+    if cfg.feedback_passages > 0 and ("chunk" in kinds or "document" in kinds):
+        hits = _feedback_round(kb, query, cfg, hits, want, notes, timings)
+    if "document" in kinds:
+        doc_hits = _document_hits(hits)
+        if "chunk" not in kinds:
+            hits = [h for h in hits if h.kind != "chunk"]
+        hits.extend(doc_hits)
+    order = {kind: i for i, kind in enumerate(kinds)}
+    hits.sort(key=lambda h: (-h.score, order.get(h.kind, 9), h.id))
+    hits = hits[:k] if len(kinds) == 1 else _interleave(hits, kinds, k)
+
+    # 4. evidence ---------------------------------------------------------------------------
+    subgraph = _subgraph(kb, hits, cfg.min_confidence) if with_subgraph else []
+    result = SearchResult(query, hits, subgraph, notes, timings_ms=timings)
+    if as_context:
+        result.context = build_context(hits, subgraph, token_budget)
+    timings["total"] = (time.perf_counter() - t0) * 1000
+    return result
+
+
+def _rank(kb: KnowledgeBase, query: str, cfg: SearchConfig, kinds: Sequence[str], want: int
+          ) -> tuple[list[Hit], list[str], dict[str, float]]:
+    """Steps 1-3 for one query: the best ``want`` hits of each kind asked for (chunks stand in
+    for documents), best first, with notes and timings."""
+    t0 = time.perf_counter()
     timings: dict[str, float] = {}
     notes: list[str] = []
     store = kb.store
@@ -254,7 +283,6 @@ def search(
     qvec = kb.embed_query(query) if cfg.use_dense or cfg.use_entities else None
     if qvec is None and cfg.use_dense and kb.embedder_note:
         notes.append(kb.embedder_note)
-    want = max(k * (5 if "document" in kinds else 1), cfg.max_candidates)
     # Candidate pools are deep (pool_k); only their heads seed the graph walk (seed_k_*).
     pool = max(cfg.pool_k, want if cfg.strategy == "none" else 0)
     lex: dict[str, float] = {}
@@ -377,31 +405,58 @@ def search(
                             f"{node.name} [{node.type}]", citations=cites, path=_path(("n", eid), parent, names)))
     if "page" in kinds:
         hits.extend(_page_hits(kb, query, want, graph_score, cfg))
-    if "document" in kinds:
-        best: dict[str, Hit] = {}
-        docs: dict[str, list[Hit]] = {}
-        for h in hits:
-            if h.kind == "chunk" and h.doc_id:
-                docs.setdefault(h.doc_id, []).append(h)
-                if h.doc_id not in best:
-                    best[h.doc_id] = h
-        doc_hits = [Hit("document", d, h.score, dict(h.parts), h.seed, h.title, h.text, d, h.chunk_id, h.version,
-                        [c for x in docs[d][:3] for c in x.citations], h.path) for d, h in best.items()]
-        if "chunk" not in kinds:
-            hits = [h for h in hits if h.kind != "chunk"]
-        hits.extend(doc_hits)
-    order = {kind: i for i, kind in enumerate(kinds)}
-    hits.sort(key=lambda h: (-h.score, order.get(h.kind, 9), h.id))
-    hits = hits[:k] if len(kinds) == 1 else _interleave(hits, kinds, k)
     timings["rerank"] = (time.perf_counter() - t0) * 1000 - timings["seeds"] - timings["expand"]
+    return hits, notes, timings
 
-    # 4. evidence ---------------------------------------------------------------------------
-    subgraph = _subgraph(kb, hits, graph) if with_subgraph else []
-    result = SearchResult(query, hits, subgraph, notes, timings_ms=timings)
-    if as_context:
-        result.context = build_context(hits, subgraph, token_budget)
-    timings["total"] = (time.perf_counter() - t0) * 1000
-    return result
+
+def _feedback_round(kb: KnowledgeBase, query: str, cfg: SearchConfig, hits: list[Hit], want: int,
+                    notes: list[str], timings: dict[str, float]) -> list[Hit]:
+    """A second round for multi-hop questions: the query followed by the text of its best
+    ``feedback_passages`` passages finds what the first hop leads to (the passage names the
+    bridge entity the question only describes). The two rankings of passages are fused by
+    reciprocal rank; each passage reports both contributions (``first_round``, ``feedback``),
+    its other parts and path come from the round that ranked it higher."""
+    t0 = time.perf_counter()
+    first = [h for h in hits if h.kind == "chunk"]
+    if not first:
+        return hits
+    text = " ".join(h.text for h in first[: cfg.feedback_passages])
+    second, notes2, _ = _rank(kb, f"{query}\n{text}", cfg, ["chunk"], want)
+    notes.extend(n for n in notes2 if n not in notes)
+    rank1 = {h.id: r for r, h in enumerate(first, 1)}
+    rank2 = {h.id: r for r, h in enumerate(second, 1)}
+    pick: dict[str, Hit] = {}
+    for h in first + second:
+        other = pick.get(h.id)
+        if other is None:
+            pick[h.id] = h
+        elif h.seed and not other.seed:
+            other.seed = True
+    fused: list[Hit] = []
+    for cid, h in pick.items():
+        a = 1.0 / (cfg.feedback_rrf_k + rank1[cid]) if cid in rank1 else 0.0
+        b = cfg.feedback_weight / (cfg.feedback_rrf_k + rank2[cid]) if cid in rank2 else 0.0
+        if cid in rank1 and cid in rank2 and rank2[cid] < rank1[cid]:
+            src = next(x for x in second if x.id == cid)
+            h.parts, h.path = dict(src.parts), list(src.path)
+        h.parts = {**h.parts, "first_round": a, "feedback": b}
+        h.score = a + b
+        fused.append(h)
+    fused.sort(key=lambda h: (-h.score, h.id))
+    timings["feedback"] = (time.perf_counter() - t0) * 1000
+    return fused[:want] + [h for h in hits if h.kind != "chunk"]
+
+
+def _document_hits(hits: list[Hit]) -> list[Hit]:
+    """Whole documents ranked by their best passage (citations: their best three)."""
+    best: dict[str, Hit] = {}
+    docs: dict[str, list[Hit]] = {}
+    for h in sorted((h for h in hits if h.kind == "chunk"), key=lambda h: (-h.score, h.id)):
+        if h.doc_id:
+            docs.setdefault(h.doc_id, []).append(h)
+            best.setdefault(h.doc_id, h)
+    return [Hit("document", d, h.score, dict(h.parts), h.seed, h.title, h.text, d, h.chunk_id, h.version,
+                [c for x in docs[d][:3] for c in x.citations], h.path) for d, h in best.items()]
 
 
 def _page_hits(kb: KnowledgeBase, query: str, want: int, graph_score: Mapping[GNode, float],
@@ -440,7 +495,7 @@ def _interleave(hits: list[Hit], kinds: Sequence[str], k: int) -> list[Hit]:
     return out
 
 
-def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph, max_nodes: int = 200,
+def _subgraph(kb: KnowledgeBase, hits: list[Hit], min_confidence: float, max_nodes: int = 200,
               max_edges: int = 50) -> list[dict[str, Any]]:
     """The strongest relations (at most ``max_edges``) among the entities of the hits: hit
     entities first, then those mentioned in hit chunks, best hit first, at most ``max_nodes``
@@ -453,7 +508,7 @@ def _subgraph(kb: KnowledgeBase, hits: list[Hit], graph: _Graph, max_nodes: int 
             ents.setdefault(eid, None)
     if not ents:
         return []
-    edges = kb.store.edges_among(list(ents)[:max_nodes], graph.cfg.min_confidence, max_edges)
+    edges = kb.store.edges_among(list(ents)[:max_nodes], min_confidence, max_edges)
     names = kb.store.node_names({e.source for e in edges} | {e.target for e in edges})
     return [{"src": e.source, "dst": e.target, "type": e.type, "weight": e.confidence,
              "src_name": names[e.source], "dst_name": names[e.target]} for e in edges]
