@@ -425,22 +425,16 @@ def _feedback_round(kb: KnowledgeBase, query: str, cfg: SearchConfig, hits: list
     notes.extend(n for n in notes2 if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
     rank2 = {h.id: r for r, h in enumerate(second, 1)}
-    pick: dict[str, Hit] = {}
-    for h in first + second:
-        other = pick.get(h.id)
-        if other is None:
-            pick[h.id] = h
-        elif h.seed and not other.seed:
-            other.seed = True
+    by1, by2 = {h.id: h for h in first}, {h.id: h for h in second}
     fused: list[Hit] = []
-    for cid, h in pick.items():
-        a = 1.0 / (cfg.feedback_rrf_k + rank1[cid]) if cid in rank1 else 0.0
-        b = cfg.feedback_weight / (cfg.feedback_rrf_k + rank2[cid]) if cid in rank2 else 0.0
-        if cid in rank1 and cid in rank2 and rank2[cid] < rank1[cid]:
-            src = next(x for x in second if x.id == cid)
-            h.parts, h.path = dict(src.parts), list(src.path)
+    for cid in by1.keys() | by2.keys():
+        r1, r2 = rank1.get(cid), rank2.get(cid)
+        h = by2[cid] if r1 is None or (r2 is not None and r2 < r1) else by1[cid]
+        a = 1.0 / (cfg.feedback_rrf_k + r1) if r1 is not None else 0.0
+        b = cfg.feedback_weight / (cfg.feedback_rrf_k + r2) if r2 is not None else 0.0
         h.parts = {**h.parts, "first_round": a, "feedback": b}
         h.score = a + b
+        h.seed = (cid in by1 and by1[cid].seed) or (cid in by2 and by2[cid].seed)
         fused.append(h)
     fused.sort(key=lambda h: (-h.score, h.id))
     timings["feedback"] = (time.perf_counter() - t0) * 1000
