@@ -25,7 +25,9 @@ class SentenceTransformerEmbedder:
         except (OSError, ValueError, RuntimeError) as exc:
             raise EmbedderUnavailable(f"cannot load sentence-transformers model '{name}' ({exc})") from None
         self.model_id = model_id
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        # sentence-transformers 5 renamed the method (the old name warns); older versions lack the new one
+        dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dim())
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 rows."""
