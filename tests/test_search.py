@@ -309,3 +309,19 @@ def test_feedback_round_finds_the_second_hop(tmp_path):
         assert kb.search("zzzz qqqq", k=3, config={**base, "feedback_passages": 1}).hits == []
         with pytest.raises(graphmem.InvalidInput, match="feedback_passages"):
             kb.search(q, config={"feedback_passages": -1})
+
+
+def test_cli_search_preset_feedback_shows_both_rounds(tmp_path):
+    from test_cli import run
+
+    home = tmp_path / "kb"
+    run(home, "init", "--embedder", "none")
+    for doc_id, (title, text) in HOPS.items():
+        (tmp_path / f"{doc_id}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    run(home, "ingest", *(str(tmp_path / f"{d}.md") for d in HOPS))
+    q = "Who founded the maker of Widget X?"
+    out = json.loads(run(home, "search", q, "--preset", "feedback", "--kind", "document", "--json").stdout)
+    assert all(h["score"] == pytest.approx(h["parts"]["first_round"] + h["parts"]["feedback"]) for h in out["hits"])
+    text = run(home, "search", q, "--preset", "feedback").stdout
+    assert "rounds " in text and "+ feedback " in text
+    assert "feedback" not in run(home, "search", q).stdout  # no contextual embedder: auto is plain

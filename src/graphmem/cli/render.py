@@ -155,8 +155,9 @@ def search(r: dict[str, Any]) -> str:
     for i, h in enumerate(r["hits"], start=1):
         p = h["parts"]
         via = "seed" if h["seed"] else "graph"
+        rounds = f"; rounds {p['first_round']:.3f} + feedback {p['feedback']:.3f}" if "feedback" in p else ""
         lines.append(f"{i:>2}. {h['score']:.3f}  [{h['kind']}] {h['title']}  ({h['id']}; {via}; dense {p['dense']:.2f} "
-                     f"lexical {p['lexical']:.2f} graph {p['graph']:.2f})")
+                     f"lexical {p['lexical']:.2f} graph {p['graph']:.2f}{rounds})")
         lines.append(f"      {_clip(h['text'], 110)}")
         if len(h["path"]) > 1:
             lines.append(f"      path: {' → '.join(h['path'])}")
