@@ -325,3 +325,15 @@ def test_cli_search_preset_feedback_shows_both_rounds(tmp_path):
     text = run(home, "search", q, "--preset", "feedback").stdout
     assert "rounds " in text and "+ feedback " in text
     assert "feedback" not in run(home, "search", q).stdout  # no contextual embedder: auto is plain
+
+
+def test_auto_with_a_static_model_loads_no_fact_vectors(skb):
+    """Deciding "auto" for a static model must not pull every relation vector into memory."""
+    from graphmem.retrieval.search import auto_preset_for
+
+    assert skb.stats()["vectors"]["model2vec:minilm-static-256"] == 15  # 2 of them relations
+    assert auto_preset_for(skb) == "default"
+    skb.search("PgBouncer pool exhaustion", k=3)
+    assert len(skb.vector_index("relation")) == 0 and len(skb.vector_index("chunk")) == 5
+    skb.search("PgBouncer pool exhaustion", k=3, preset="facts")  # asked for: loaded then
+    assert len(skb.vector_index("relation")) == 2

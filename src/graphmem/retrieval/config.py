@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 
-__all__ = ["SearchConfig", "PRESETS", "resolve_config", "auto_preset"]
+__all__ = ["SearchConfig", "PRESETS", "resolve_config", "auto_preset", "is_contextual"]
 
 
 @dataclass(frozen=True)
@@ -103,12 +103,17 @@ def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> st
     passages, else "feedback". With a static Model2Vec model or none: "default". Each rule was
     measured on MuSiQue (docs/benchmarks.md): facts lose on a sparse graph (MiniLM, offline
     extractor's graph: R@5 62.3 -> 59.7), feedback loses with a static model (60.1 -> 55.9)."""
+    if not is_contextual(embedder_spec):
+        return "default"
+    return "facts+feedback" if relations >= max(passages, 1) else "feedback"
+
+
+def is_contextual(embedder_spec: str) -> bool:
+    """Whether a SPEC names a contextual embedder (sentence-transformers, OpenAI-compatible)."""
     backend = embedder_spec.partition(":")[0].strip().lower().replace("_", "-")
     if backend in ("st", "sentence-transformer", "sentencetransformers"):
         backend = "sentence-transformers"
-    if backend not in CONTEXTUAL_BACKENDS:
-        return "default"
-    return "facts+feedback" if relations >= max(passages, 1) else "feedback"
+    return backend in CONTEXTUAL_BACKENDS
 
 
 def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,

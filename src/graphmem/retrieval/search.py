@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ..models import ENTITY
-from .config import SearchConfig, auto_preset, resolve_config
+from .config import SearchConfig, auto_preset, is_contextual, resolve_config
 from .fusion import max_normalise, rrf, weighted_sum
 from .graph_query import find_seed_entities
 from .ppr import personalized_pagerank
@@ -169,8 +169,9 @@ def _entity_seeds(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, cfg: S
 
 
 def auto_preset_for(kb: KnowledgeBase) -> str:
-    """Resolve preset "auto" from the embedder and how many relations and passages have vectors."""
-    if kb.embeddings.model_id is None:
+    """Resolve preset "auto" from the embedder and how many relations and passages have vectors
+    (counted only for a contextual embedder: a static model's answer needs no vectors loaded)."""
+    if kb.embeddings.model_id is None or not is_contextual(kb.embeddings.spec):
         return "default"
     sizes = []
     for kind in ("relation", "chunk"):
