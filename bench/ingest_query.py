@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import graphmem
+from common import percentile
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "ingest_query.json"
 
@@ -221,17 +222,6 @@ class Corpus:
 
 
 # -- measurement ----------------------------------------------------------------------------
-
-def percentile(values: list[float], p: float) -> float:
-    """Linear-interpolated percentile (p in 0..100)."""
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    pos = (len(s) - 1) * p / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
 
 def _loadavg() -> list[float] | None:
     """1/5/15-minute load averages (other processes competing for the cores skew timings)."""

