@@ -12,6 +12,7 @@ of the next sync sees them and re-indexes them, so the store catches up with the
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,24 +77,23 @@ class FileTxn:
         except OSError as exc:
             _unlink(temp)
             raise BackendError(f"cannot write {path}: {exc.strerror}") from None
+        self._stage(path, temp, lambda: old if isinstance(old, bytes) else None)
+        return st
+
+    def delete(self, path: Path) -> None:
+        """Stage the removal of ``path`` (nothing happens if it does not exist)."""
+        self._stage(path, None, lambda: read_bytes(path))
+
+    def _stage(self, path: Path, temp: Path | None, original: Callable[[], bytes | None]) -> None:
+        """Record ``temp`` (None: removal) as what ``path`` becomes; the first change of a path
+        keeps its original bytes for undo, a later one replaces the earlier temp file."""
         prev = self._changes.get(path)
         if prev is not None:
             if prev.temp is not None:
                 _unlink(prev.temp)
             prev.temp = temp
         else:
-            self._changes[path] = _Change(path, temp, old)  # type: ignore[arg-type]
-        return st
-
-    def delete(self, path: Path) -> None:
-        """Stage the removal of ``path`` (nothing happens if it does not exist)."""
-        prev = self._changes.get(path)
-        if prev is not None:
-            if prev.temp is not None:
-                _unlink(prev.temp)
-            prev.temp = None
-        else:
-            self._changes[path] = _Change(path, None, read_bytes(path))
+            self._changes[path] = _Change(path, temp, original())
 
     def commit(self) -> None:
         """Rename every staged file into place (deletions last); on a failure put back what
