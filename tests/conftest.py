@@ -22,9 +22,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _hypothesis_profile()
     # No test may reach the network: model hubs are told to stay offline.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+def _hypothesis_profile() -> None:
+    """Property tests: no per-example deadline (a shared 2-core machine is noisy), a bounded
+    number of examples so the suite stays within minutes, and no example database in the
+    checkout (CI runs on a fresh clone)."""
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # the dev extra is not installed: property tests are skipped by importorskip
+        return
+    settings.register_profile("graphmem", deadline=None, max_examples=60, database=None,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    settings.load_profile("graphmem")
 
 
 @pytest.fixture(autouse=True)
