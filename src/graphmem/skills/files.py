@@ -48,39 +48,46 @@ def find_skill_files(root: Path, follow_symlinks: bool = False, skipped: list[Sk
                      ) -> list[tuple[str, Path]]:
     """``(skill id, path of SKILL.md)`` under ``root``, sorted; the id is the skill folder
     relative to the root (the root's own name when SKILL.md sits at the top). Symlinked folders
-    and SKILL.md files are left out (and added to ``skipped``) unless ``follow_symlinks``."""
+    and SKILL.md files are left out (and added to ``skipped``, sorted) unless ``follow_symlinks``."""
     out: list[tuple[str, Path]] = []
+    links: list[Skip] = []
     walked: set[tuple[int, int]] = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_symlinks):
-        folder = Path(dirpath)
-        if follow_symlinks:
-            try:
+    # Real folders first, linked ones after: a folder reachable both ways keeps its real path as id.
+    pending, linked = [root], []
+    while pending or linked:
+        folder = pending.pop() if pending else linked.pop()
+        try:
+            if follow_symlinks:
                 st = folder.stat()
+                if (st.st_dev, st.st_ino) in walked:  # reached again through a link: a loop or a twin
+                    continue
+                walked.add((st.st_dev, st.st_ino))
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name, reverse=True)  # popped in name order
+        except OSError:  # unreadable or vanished folder: nothing to index there
+            continue
+        for entry in entries:
+            # DirEntry answers is_symlink/is_dir from the directory listing (no extra system call).
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir()
             except OSError:
-                dirnames[:] = []
                 continue
-            if (st.st_dev, st.st_ino) in walked:  # reached again through a link: a loop or a twin
-                dirnames[:] = []
-                continue
-            walked.add((st.st_dev, st.st_ino))
-        keep = []
-        for d in sorted(dirnames):
-            if d in SKIP_DIRS or d.startswith("."):
-                continue
-            if not follow_symlinks and (folder / d).is_symlink():
-                if skipped is not None:
-                    skipped.append(Skip(str(folder / d), f"symlinked folder, {FOLLOW_HINT}"))
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        if "SKILL.md" in filenames:
-            path = folder / "SKILL.md"
-            if not follow_symlinks and path.is_symlink():
-                if skipped is not None:
-                    skipped.append(Skip(str(path), f"symlinked SKILL.md, {FOLLOW_HINT}"))
-                continue
-            rel = folder.relative_to(root).as_posix()
-            out.append((root.name if rel == "." else rel, path))
+            if is_dir:
+                if entry.name in SKIP_DIRS or entry.name.startswith("."):
+                    continue
+                if is_link and not follow_symlinks:
+                    links.append(Skip(entry.path, f"symlinked folder, {FOLLOW_HINT}"))
+                    continue
+                (linked if is_link else pending).append(Path(entry.path))
+            elif entry.name == "SKILL.md":
+                if is_link and not follow_symlinks:
+                    links.append(Skip(entry.path, f"symlinked SKILL.md, {FOLLOW_HINT}"))
+                    continue
+                rel = folder.relative_to(root).as_posix()
+                out.append((root.name if rel == "." else rel, folder / "SKILL.md"))
+    if skipped is not None:
+        skipped.extend(sorted(links, key=lambda s: s.path))
     return sorted(out)
 
 
