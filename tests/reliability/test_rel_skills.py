@@ -194,3 +194,14 @@ def test_a_bad_cap_is_invalid_input(tmp_path: Path, bad: int) -> None:
         with pytest.raises(InvalidInput, match="skills.max_skill_kb"):
             kb.skills.build([root])
         assert kb.skills.info()["skills"] == 0
+
+
+def test_rebuild_with_a_bad_cap_deletes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    skill(root, "c/x", "x")
+    with graphmem.open(tmp_path / "kb") as kb:
+        kb.skills.build([root])
+    with graphmem.open(tmp_path / "kb", config={"skills": {"max_skill_kb": 0}}) as kb:
+        with pytest.raises(InvalidInput, match="skills.max_skill_kb"):
+            kb.skills.rebuild()
+        assert kb.skills.info()["skills"] == 1

@@ -50,7 +50,8 @@ class Skills:
         roots = list(dirs) or store.skill_root_list()
         if not roots:
             raise InvalidInput("no skills folder to rebuild from; run `graphmem skills build DIR` first")
-        for r in roots:  # check before deleting anything
+        max_skill_bytes(self._kb.config["skills"])  # check before deleting anything
+        for r in roots:
             if not Path(r).is_dir():
                 raise InvalidInput(f"skills folder {r} does not exist; rebuild with the folders you have")
         with store.transaction():
