@@ -115,6 +115,8 @@ def load_front_matter(text: str) -> dict[str, Any]:
             raise FrontMatterError("is not a YAML mapping (write key: value lines)", node.start_mark.line + 1)
         _check_tree(node)
         data = loader.construct_document(node)
+    except FrontMatterError:  # an InvalidInput, hence a ValueError: not to be wrapped below
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

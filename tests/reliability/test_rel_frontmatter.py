@@ -57,6 +57,7 @@ def test_loader_refuses_the_alias_bomb_and_self_reference() -> None:
         with pytest.raises(FrontMatterError) as exc:
             load_front_matter(text)
         assert "alias" in str(exc.value) and isinstance(exc.value, GraphmemError)
+        assert str(exc.value).startswith("front matter uses a YAML alias") and exc.value.line is not None
 
 
 def test_dates_and_timestamps_stay_text() -> None:
@@ -101,7 +102,7 @@ def test_every_failure_is_one_error_type_with_a_reason(text: str, words: str) ->
 
     with pytest.raises(FrontMatterError) as exc:
         load_front_matter(text)
-    assert words in str(exc.value)
+    assert words in str(exc.value) and str(exc.value).count("front matter") == 1, str(exc.value)
 
 
 def test_size_is_capped_before_parsing() -> None:
