@@ -76,6 +76,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "mentions_weight": 0.5,
         "top_k": 8,
         "return_all_factor": 2.5,  # with <= top_k * this many skills, retrieval returns them all
+        "max_skill_kb": 1024,  # a bigger SKILL.md is not read (the largest public one is 294 KB)
     },
     "wiki": {
         "auto_pages": True,  # summary + entity pages from every ingest

@@ -16,6 +16,11 @@ from . import _emit, _open, handle_errors, json_option
 __all__ = ["skills"]
 
 
+follow_option = click.option(
+    "--follow-symlinks", is_flag=True,
+    help="Follow symlinked SKILL.md files and folders below DIRS (skipped by default: they can point anywhere).")
+
+
 @click.group()
 def skills() -> None:
     """Agent skills (SKILL.md folders): index them, then hand an agent the few a message needs."""
@@ -28,30 +33,35 @@ def _built(d: dict[str, Any]) -> str:
         n = sum(len(v) for v in d["unresolved_related"].values())
         lines.append(f"{n} related names name no indexed skill (see `graphmem skills info`)")
     lines += [f"warning: {w}" for w in d["warnings"]]
+    lines += [f"skipped: {s['path']}: {s['reason']}" for s in d.get("skipped", [])]
     return "\n".join(lines)
 
 
 @skills.command("build")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--keep-missing", is_flag=True, help="Keep skills whose SKILL.md is gone.")
+@follow_option
 @json_option
 @click.pass_context
 @handle_errors
-def skills_build(ctx: click.Context, dirs: tuple[Path, ...], keep_missing: bool, as_json: bool) -> None:
+def skills_build(ctx: click.Context, dirs: tuple[Path, ...], keep_missing: bool, follow_symlinks: bool,
+                 as_json: bool) -> None:
     """Index every SKILL.md under DIRS (incremental: unchanged files are skipped)."""
     kb = _open(ctx, create=True)
-    _emit(kb.skills.build(list(dirs), prune=not keep_missing).to_dict(), as_json, _built)
+    _emit(kb.skills.build(list(dirs), prune=not keep_missing, follow_symlinks=follow_symlinks).to_dict(), as_json,
+          _built)
 
 
 @skills.command("rebuild")
 @click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+@follow_option
 @json_option
 @click.pass_context
 @handle_errors
-def skills_rebuild(ctx: click.Context, dirs: tuple[Path, ...], as_json: bool) -> None:
+def skills_rebuild(ctx: click.Context, dirs: tuple[Path, ...], follow_symlinks: bool, as_json: bool) -> None:
     """Drop the skills index and build it again (from DIRS, default the folders built before)."""
     kb = _open(ctx)
-    _emit(kb.skills.rebuild(list(dirs)).to_dict(), as_json, _built)
+    _emit(kb.skills.rebuild(list(dirs), follow_symlinks=follow_symlinks).to_dict(), as_json, _built)
 
 
 def _hits(hits: list[dict[str, Any]]) -> str:

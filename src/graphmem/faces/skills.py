@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
-from ..skills.build import BuildResult, build_skills, bump_version, unresolved_related
+from ..skills.build import BuildResult, build_skills, bump_version, max_skill_bytes, unresolved_related
+from ..skills.files import NotRegular, TooBig, read_skill_file
 from ..skills.index import VERSION_KEY, SkillIndex, embed_text
 from ..skills.prompt import PromptBlock, render_block
 from ..skills.retrieve import SKILL_PRESETS, SkillHit, SkillSearchConfig, retrieve_skills
@@ -34,27 +35,30 @@ class Skills:
 
     # -- indexing ---------------------------------------------------------------------------
 
-    def build(self, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
+    def build(self, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True, follow_symlinks: bool = False,
               on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
         """Index every SKILL.md under ``dirs`` incrementally (unchanged files are skipped,
-        changed ones updated, deleted ones removed unless ``prune=False``) and relink."""
-        return build_skills(self._kb, dirs, prune=prune, on_progress=on_progress)
+        changed ones updated, deleted ones removed unless ``prune=False``) and relink.
+        Symlinked SKILL.md files and folders below ``dirs`` are skipped (``result.skipped`` says
+        so) unless ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read."""
+        return build_skills(self._kb, dirs, prune=prune, follow_symlinks=follow_symlinks, on_progress=on_progress)
 
-    def rebuild(self, dirs: Sequence[str | os.PathLike[str]] = (),
+    def rebuild(self, dirs: Sequence[str | os.PathLike[str]] = (), *, follow_symlinks: bool = False,
                 on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
         """Drop every skill and index again from ``dirs`` (default: the folders built before)."""
         store = self._kb.store
         roots = list(dirs) or store.skill_root_list()
         if not roots:
             raise InvalidInput("no skills folder to rebuild from; run `graphmem skills build DIR` first")
-        for r in roots:  # check before deleting anything
+        max_skill_bytes(self._kb.config["skills"])  # check before deleting anything
+        for r in roots:
             if not Path(r).is_dir():
                 raise InvalidInput(f"skills folder {r} does not exist; rebuild with the folders you have")
         with store.transaction():
             store.clear_skills()
             bump_version(store)
         self.invalidate()
-        return build_skills(self._kb, roots, on_progress=on_progress)
+        return build_skills(self._kb, roots, follow_symlinks=follow_symlinks, on_progress=on_progress)
 
     def invalidate(self) -> None:
         """Forget the in-memory index (the next query reloads it)."""
@@ -151,13 +155,15 @@ class Skills:
                 "body": row["body"], "sha256": row["sha256"], "updated_at": row["updated_at"]}
 
     def show(self, skill_id: str) -> str:
-        """The full SKILL.md text (from disk; the stored copy if the file is gone)."""
+        """The full SKILL.md text from disk, or the stored copy when the file is gone, is now a
+        symlink (never read through) or is over ``[skills] max_skill_kb``."""
         skill = self.get(skill_id)
         try:
-            return Path(skill["path"]).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            raw = read_skill_file(Path(skill["path"]), max_skill_bytes(self._kb.config["skills"]))
+            return raw.decode("utf-8", errors="replace")
+        except (OSError, TooBig, NotRegular):
             fm = json.dumps(skill["front_matter"], ensure_ascii=False)
-            return f"---\n# (file gone; stored copy)\n{fm}\n---\n{skill['body']}"
+            return f"---\n# (file not readable; stored copy)\n{fm}\n---\n{skill['body']}"
 
     def neighbours(self, skill_id: str) -> dict[str, Any]:
         """A skill and its linked skills by edge type (strongest first)."""

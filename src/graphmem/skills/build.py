@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import Conflict, InvalidInput
 from ..models import SKILL, Node
 from ..text import normalize_name, query_words, short_id
+from .files import FOLLOW_HINT, SKIP_DIRS, NotRegular, Skip, TooBig, find_skill_files, read_skill_file
 from .index import VERSION_KEY, SkillIndex, collection_of, embed_text, node_id_for
 from .parse import SkillDoc, name_key, parse_skill
 
@@ -37,10 +38,7 @@ if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
 __all__ = ["BuildResult", "build_skills", "bump_version", "find_skill_files", "compute_edges",
-           "unresolved_related"]
-
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-
+           "unresolved_related", "SKIP_DIRS", "FOLLOW_HINT", "max_skill_bytes"]
 
 @dataclass
 class BuildResult:
@@ -56,26 +54,15 @@ class BuildResult:
     edges_removed: int = 0
     unresolved_related: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)  # symlinks not followed, FIFOs and devices
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"roots": self.roots, "scanned": self.scanned, "added": len(self.added), "updated": len(self.updated),
                 "unchanged": self.unchanged, "removed": len(self.removed), "edges_added": self.edges_added,
                 "edges_removed": self.edges_removed, "unresolved_related": self.unresolved_related,
-                "warnings": self.warnings, "seconds": round(self.seconds, 3)}
-
-
-def find_skill_files(root: Path) -> list[tuple[str, Path]]:
-    """``(skill id, path of SKILL.md)`` under ``root``, sorted; the id is the skill folder
-    relative to the root (the root's own name when SKILL.md sits at the top)."""
-    out: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        if "SKILL.md" in filenames:
-            folder = Path(dirpath)
-            rel = folder.relative_to(root).as_posix()
-            out.append((root.name if rel == "." else rel, folder / "SKILL.md"))
-    return sorted(out)
+                "warnings": self.warnings, "skipped": [s.to_dict() for s in self.skipped],
+                "seconds": round(self.seconds, 3)}
 
 
 def _resolve_roots(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -94,10 +81,21 @@ def _resolve_roots(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return roots
 
 
+def max_skill_bytes(cfg: dict[str, Any]) -> int:
+    """``[skills] max_skill_kb`` in bytes (InvalidInput naming the key when it is not positive)."""
+    cap = cfg["max_skill_kb"]
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 or cap == float("inf"):
+        raise InvalidInput(f"config key 'skills.max_skill_kb' must be a positive number of KB, got {cap!r}")
+    return int(cap * 1024)
+
+
 def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
-                 on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
+                 follow_symlinks: bool = False, on_progress: Callable[[int, int], None] | None = None
+                 ) -> BuildResult:
     """Index the skills under ``dirs`` (see the module docstring). ``prune=False`` keeps skills
-    whose file is gone."""
+    whose file is gone. Symlinks below ``dirs`` are skipped and listed in ``skipped`` unless
+    ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read (a warning names
+    it; a version indexed before is kept)."""
     import time
 
     t0 = time.perf_counter()
@@ -105,13 +103,14 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
     store = kb.store
     res = BuildResult([str(r) for r in roots])
     cfg = kb.config["skills"]
+    cap = max_skill_bytes(cfg)
     changed_docs: list[tuple[SkillDoc, str, str, int, int]] = []  # doc, root, path, size, mtime
     stat_only: list[tuple[str, int, int]] = []
     gone: list[tuple[str, str]] = []  # (skill id, node id)
     seen_ids: dict[str, str] = {}
     found_all: list[tuple[Path, str, Path]] = []
     for root in roots:
-        for sid, path in find_skill_files(root):
+        for sid, path in find_skill_files(root, follow_symlinks, res.skipped):
             if sid in seen_ids:
                 raise Conflict(f"skill id '{sid}' is found under both {seen_ids[sid]} and {root}; "
                                "build their common parent folder instead so the ids differ")
@@ -132,7 +131,16 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
             if old is not None and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
                 res.unchanged += 1
                 continue
-            raw = path.read_bytes()
+            raw = read_skill_file(path, cap, follow_symlinks)
+        except TooBig as big:
+            kept = "; the version indexed before is kept" if old is not None else ""
+            res.warnings.append(f"{path}: SKILL.md is {big.size / 1024:,.0f} KB, over skills.max_skill_kb "
+                                f"({cap // 1024:,} KB); not read{kept}. Raise skills.max_skill_kb in config.toml "
+                                "to index it")
+            continue
+        except NotRegular:
+            res.skipped.append(Skip(str(path), "not a regular file; skipped"))
+            continue
         except OSError as exc:
             res.warnings.append(f"{path}: cannot read ({exc.strerror}); skipped")
             continue

@@ -3,8 +3,9 @@ triggers, related skills, body.
 
 Collections in use spell the same things differently: ``related``, ``related_skills``,
 ``related-skills``, ``metadata.related*``, ``metadata.hermes.related_skills``; category and
-tags at the top, under ``metadata`` or under ``metadata.hermes``. A front matter that is not
-valid YAML is read line by line for what can be read, with a warning naming the file.
+tags at the top, under ``metadata`` or under ``metadata.hermes``. A front matter that
+:func:`graphmem.frontmatter.load_front_matter` refuses (not valid YAML, aliases, too big) is
+read line by line for what can be read, with a warning naming the file.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from ..wiki.markdown import plain_yaml
+from ..frontmatter import FrontMatterError, load_front_matter
 
 __all__ = ["SkillDoc", "parse_skill", "split_front_matter", "name_key"]
 
@@ -163,16 +162,10 @@ def parse_skill(skill_id: str, raw: bytes, folder_name: str, parent: str) -> Ski
         warnings.append(f"{skill_id}/SKILL.md: no front matter; name from the folder, description from the text")
     else:
         try:
-            loaded = yaml.safe_load(fm_text) if fm_text.strip() else {}
-            if isinstance(loaded, Mapping):
-                fm = {str(k): v for k, v in loaded.items()}
-            else:
-                warnings.append(f"{skill_id}/SKILL.md: front matter is not a mapping; read line by line")
-                fm = _loose_front_matter(fm_text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 2})" if mark is not None else ""
-            warnings.append(f"{skill_id}/SKILL.md: front matter is not valid YAML{where}; read line by line")
+            fm = load_front_matter(fm_text)
+        except FrontMatterError as exc:
+            where = f" (line {exc.line + 1})" if exc.line is not None else ""  # the file's line: after '---'
+            warnings.append(f"{skill_id}/SKILL.md: front matter {exc.reason}{where}; read line by line")
             fm = _loose_front_matter(fm_text)
     name = _text(fm.get("name")) or folder_name
     description = _text(fm.get("description"))
@@ -185,7 +178,7 @@ def parse_skill(skill_id: str, raw: bytes, folder_name: str, parent: str) -> Ski
     triggers = _dedupe(_names(_first(fm, "triggers", "metadata.triggers", "metadata.hermes.triggers")))
     return SkillDoc(id=skill_id, name=name, description=description, category=category, tags=tags,
                     triggers=triggers, related=_related(fm), body=body, sha256=sha, warnings=warnings,
-                    front_matter=plain_yaml(fm))
+                    front_matter=fm)
 
 
 def _first_paragraph(body: str, limit: int = 300) -> str:

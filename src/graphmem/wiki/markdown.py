@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from ..frontmatter import FrontMatterError, load_front_matter
 from ..models import PageLink
 
 __all__ = [
@@ -47,8 +48,8 @@ __all__ = [
 BEGIN = "<!-- graphmem:begin generated -->"
 END = "<!-- graphmem:end generated -->"
 
-# libyaml's C loader and dumper when PyYAML was built with it (10x faster), else pure Python.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's C dumper when PyYAML was built with it (10x faster), else pure Python. Reading goes
+# through graphmem.frontmatter (no aliases, dates kept as text, one error type).
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -106,7 +107,8 @@ def plain_yaml(value: Any) -> Any:
 
 def split_front_matter(text: str, known: dict[str, Any] | None = None
                        ) -> tuple[dict[str, Any], str, int, str | None]:
-    """``(front matter, body, body's first line number, YAML error or None)``.
+    """``(front matter, body, body's first line number, YAML error or None)``. A front matter
+    :func:`~graphmem.frontmatter.load_front_matter` refuses gives ``{}`` and the reason.
 
     ``known``: the front matter the text was just written with (its YAML is not re-parsed).
     """
@@ -120,14 +122,9 @@ def split_front_matter(text: str, known: dict[str, Any] | None = None
             if known is not None:
                 return known, body, i + 2, None
             try:
-                data = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
-            except yaml.YAMLError as exc:
-                return {}, body, i + 2, f"front matter is not valid YAML ({str(exc).splitlines()[0]})"
-            if data is None:
-                data = {}
-            if not isinstance(data, dict):
-                return {}, body, i + 2, "front matter is not a YAML mapping"
-            return plain_yaml(data), body, i + 2, None
+                return load_front_matter(raw), body, i + 2, None
+            except FrontMatterError as exc:  # the page is read without its front matter
+                return {}, body, i + 2, str(exc)
     return {}, text, 1, "front matter has no closing '---' line"
 
 

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ...frontmatter import FrontMatterError, load_front_matter
 from ..extractors.base import SourceDocument
 from .base import Skipped, decode_text
 
@@ -19,24 +18,21 @@ _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, str | None]:
-    """``(metadata, body, problem)``; bad YAML gives empty metadata and a problem note."""
+    """``(metadata, body, problem)``: metadata is JSON data (dates kept as text); a front matter
+    :func:`~graphmem.frontmatter.load_front_matter` refuses gives empty metadata and a problem note."""
     m = _FRONT.match(text)
     if not m:
         return {}, text, None
     body = text[m.end():]
     try:
-        data = yaml.safe_load(m.group(1))
-    except yaml.YAMLError as exc:
-        return {}, body, f"front matter is not valid YAML ({str(exc).splitlines()[0]}); kept as text"
-    if data is None:
-        return {}, body, None
-    if not isinstance(data, dict):
-        return {}, body, "front matter is not a mapping; ignored"
-    return data, body, None
+        return load_front_matter(m.group(1)), body, None
+    except FrontMatterError as exc:
+        return {}, body, f"{exc}; kept as text"
 
 
 def read(path: Path, doc_id: str, raw: bytes) -> Iterator[SourceDocument | Skipped]:
-    """One document from a markdown file (the body, without the front matter)."""
+    """One document from a markdown file (the body, without the front matter). A front matter
+    that cannot be read stays in the text, and ``metadata["front_matter_problem"]`` says why."""
     text = decode_text(raw, path)
     meta, body, problem = split_front_matter(text)
     if problem:
@@ -45,9 +41,7 @@ def read(path: Path, doc_id: str, raw: bytes) -> Iterator[SourceDocument | Skipp
     if not title:
         h = _HEADING.search(body)
         title = h.group(1).strip() if h else path.stem
-    # Front matter values may be dates etc.: keep them JSON-friendly.
-    metadata = {str(k): (v if isinstance(v, (str, int, float, bool, list, dict)) or v is None else str(v))
-                for k, v in meta.items()}
+    metadata = dict(meta)
     metadata.update(path=doc_id, format="markdown")
     if problem:
         metadata["front_matter_problem"] = problem
