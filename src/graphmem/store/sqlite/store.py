@@ -12,7 +12,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from .memory import MemorySqlMixin
 from .migrations import MIGRATIONS
 from .vectors import VectorSqlMixin
 from .skills import SkillSqlMixin
+from .txn import TransactionMixin
 from .wiki import WikiSqlMixin
 
 __all__ = ["SqliteStore"]
@@ -36,7 +36,7 @@ def _chunks(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin):
+class SqliteStore(TransactionMixin, EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin):
     """Store protocol implementation over one SQLite file."""
 
     backend = "sqlite"
@@ -46,6 +46,8 @@ class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin,
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._depth = 0
+        self.read_only = False
+        self.read_only_reason = ""
         self._fts_memo: tuple[tuple[str, int] | None, str | None] = (None, None)
         try:
             self.conn = sqlite3.connect(
@@ -112,41 +114,6 @@ class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin,
     def applied_migrations(self) -> list[str]:
         """Names of the migrations applied to this file, in order."""
         return [r[0] for r in self.conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One write transaction; nested calls join the outermost one."""
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                if "locked" in str(exc) or "busy" in str(exc):
-                    raise StoreBusy(
-                        f"knowledge base {self.path} is busy: another process held the write lock for more "
-                        f"than {self.busy_timeout:g} s; retry, or raise store.busy_timeout in config.toml"
-                    ) from None
-                raise BackendError(f"cannot start a transaction on {self.path}: {exc}") from None
-            self._depth = 1
-            try:
-                yield
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
-                try:
-                    self.conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    self.conn.execute("ROLLBACK")
-                    raise BackendError(f"commit failed on {self.path}: {exc}") from None
-            finally:
-                self._depth = 0
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -486,22 +453,6 @@ class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin,
             [*ids, *ids, min_confidence, -1 if limit is None else limit],
         )
         return [self._edge(r) for r in rows]
-
-    @contextmanager
-    def savepoint(self) -> Iterator[None]:
-        """A nested unit inside the current transaction: undone alone if it fails."""
-        with self._lock:
-            if not self._depth:
-                raise BackendError("savepoint() must be used inside transaction()")
-            self.conn.execute("SAVEPOINT gm_unit")
-            try:
-                yield
-            except BaseException:
-                self.conn.execute("ROLLBACK TO gm_unit")
-                self.conn.execute("RELEASE gm_unit")
-                raise
-            else:
-                self.conn.execute("RELEASE gm_unit")
 
     # -- ontology types -------------------------------------------------------------------
 
