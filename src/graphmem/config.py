@@ -241,8 +241,10 @@ def _coerce(value: Any, default: Any, name: str) -> Any:
 class Config:
     """Resolved configuration of one knowledge base (read-only after construction)."""
 
-    def __init__(self, data: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, data: dict[str, dict[str, Any]], origins: Mapping[str, str] | None = None) -> None:
         self.data = data
+        # "section.key" -> "file" | "env" | "argument" (absent: default), for the key rule (trust.py)
+        self.origins = dict(origins or {})
         g = data["graph"]
         if not 0.0 <= g["min_confidence"] <= 1.0:
             raise InvalidInput("config key 'graph.min_confidence' must be within [0, 1]")
@@ -266,6 +268,10 @@ class Config:
     def __getitem__(self, section: str) -> dict[str, Any]:
         return self.data[section]
 
+    def origin(self, section: str, key: str) -> str:
+        """Where ``[section] key`` was set last: file, env, argument or default."""
+        return self.origins.get(f"{section}.{key}", "default")
+
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as plain data."""
         return copy.deepcopy(self.data)
@@ -278,6 +284,7 @@ def load_config(
 ) -> Config:
     """Resolve the configuration for the knowledge base at ``home``."""
     data = copy.deepcopy(DEFAULTS)
+    origins: dict[str, str] = {}
     if home is not None:
         path = home / "config.toml"
         if path.exists():
@@ -287,6 +294,7 @@ def load_config(
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise InvalidInput(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
             _merge(data, file_data, "")
+            _record_origins(origins, file_data, "file")
     env = os.environ if environ is None else environ
     env_data: dict[str, dict[str, Any]] = {}
     for name, value in env.items():
@@ -302,9 +310,18 @@ def load_config(
     if env.get("GRAPHMEM_EMBED_MODEL"):
         env_data.setdefault("embeddings", {})["model"] = env["GRAPHMEM_EMBED_MODEL"]
     _merge(data, env_data, "")
+    _record_origins(origins, env_data, "env")
     if overrides:
         _merge(data, json.loads(json.dumps(overrides)), "")
-    return Config(data)
+        _record_origins(origins, overrides, "argument")
+    return Config(data, origins)
+
+
+def _record_origins(origins: dict[str, str], source: Mapping[str, Any], origin: str) -> None:
+    for section, table in source.items():
+        if isinstance(table, Mapping):
+            for key in table:
+                origins[f"{section}.{key}"] = origin
 
 
 def set_config_value(home: Path, section: str, key: str, value: str) -> None:

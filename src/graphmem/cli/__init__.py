@@ -449,6 +449,10 @@ from .memory import memory as _memory_group  # noqa: E402 - the group uses the h
 
 cli.add_command(_memory_group)
 
+from .config import config as _config_group  # noqa: E402 - the group uses the helpers above
+
+cli.add_command(_config_group)
+
 
 def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
           line: str | None = None) -> None:

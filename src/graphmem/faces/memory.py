@@ -24,6 +24,7 @@ from ..memory.scope import (SCOPE_FIELDS, check_metadata, check_text, doc_refs, 
                             require_scope, scope_filters, scope_key, session_key)
 from ..memory.search import STRATEGIES, rank_memories
 from ..retrieval.graph_query import find_seed_entities
+from ..trust import endpoint_api_key
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -43,6 +44,11 @@ def _out(row: Mapping[str, Any]) -> dict[str, Any]:
         "updated_at": row["updated_at"], "relevance": row["relevance"], "archived": row["archived"],
         "version": row["version"],
     }
+
+
+def _memory_llm(kb: KnowledgeBase) -> MemoryLLM:
+    """The [llm] client, with the env key only if it may go to the configured address."""
+    return MemoryLLM(kb.config["llm"], api_key=endpoint_api_key(kb.config, kb.home, "llm"))
 
 
 def _positive_int(value: Any, field: str, high: int = MAX_LIMIT) -> int:
@@ -156,7 +162,7 @@ class Memory:
         said = parse_timestamp(timestamp, now)
         sources: list[dict[str, Any] | None] = [None] * len(items)
         if infer:
-            llm = MemoryLLM(kb.config["llm"])
+            llm = _memory_llm(kb)
             try:
                 facts, _tokens = llm.extract_facts(items)
             except LLMError as exc:
@@ -223,9 +229,9 @@ class Memory:
             return 0
         rows = store.get_memories([p[0] for p in pairs] + [p[1] for p in pairs])
         try:
-            labels, tokens = MemoryLLM(kb.config["llm"]).label_pairs(
+            labels, tokens = _memory_llm(kb).label_pairs(
                 [(rows[a]["text"], rows[b]["text"]) for a, b, _ in pairs])
-        except LLMError as exc:
+        except (LLMError, InvalidInput) as exc:  # an optional extra: the memory itself is kept
             kb.warn(f"memory edge labelling skipped: {exc}")
             return 0
         new = [(edge_id(b, lab, a), b, a, lab, round(conf, 4), now_s)
