@@ -24,6 +24,7 @@ from .retrieval.config import SearchConfig
 from .retrieval.graph_query import graph_query, query_with_evidence
 from .retrieval.search import SearchResult, search
 from .store import Store, open_store
+from .validate import check_input, checked_inputs
 
 __all__ = ["KnowledgeBase", "open", "default_home"]
 
@@ -39,6 +40,7 @@ def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+@checked_inputs("kb")
 class KnowledgeBase:
     """A knowledge base folder: ``graph.db``, ``wiki/`` and ``config.toml``.
 
@@ -230,6 +232,7 @@ def open(
     ``create=False``. ``config`` overrides file and environment settings, e.g.
     ``{"graph": {"max_depth": 3}}``. Usable as a context manager.
     """
+    check_input("open", "config", config)
     path = Path(home) if home is not None else default_home()
     if path.exists() and not path.is_dir():
         raise InvalidInput(f"knowledge base home {path} exists and is not a folder")

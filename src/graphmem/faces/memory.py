@@ -25,6 +25,7 @@ from ..memory.scope import (SCOPE_FIELDS, check_metadata, check_text, doc_refs, 
 from ..memory.search import STRATEGIES, rank_memories
 from ..retrieval.graph_query import find_seed_entities
 from ..trust import endpoint_api_key
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -63,6 +64,7 @@ def _delta(value: Any) -> float:
     return float(value)
 
 
+@checked_inputs("memory")
 class Memory:
     """The memories face of a knowledge base."""
 

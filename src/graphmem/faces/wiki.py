@@ -25,6 +25,7 @@ from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
 from ..wiki.slugs import RESERVED_DIRS, category_slug, check_text, page_path, slugify, unique_slug
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -35,6 +36,7 @@ _LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
 _FLUSH_KEYS = 2000  # generated pages per transaction when catching up
 
 
+@checked_inputs("wiki")
 class Wiki:
     """The wiki face of a knowledge base."""
 
