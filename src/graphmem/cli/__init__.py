@@ -57,7 +57,7 @@ def handle_errors(fn: F) -> F:
 
 def _open(ctx: click.Context, create: bool = False) -> kb_module.KnowledgeBase:
     home = ctx.obj["home"]
-    kb = kb_module.open(home, create=create)
+    kb = kb_module.open(home, create=create, read_only=True if ctx.obj.get("read_only") else None)
     ctx.call_on_close(kb.close)
     return kb
 
@@ -74,12 +74,16 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
     show_default=True,
     help="Knowledge base folder (env GRAPHMEM_HOME).",
 )
+@click.option("--read-only", "read_only", is_flag=True,
+              help="Open the knowledge base read-only (env GRAPHMEM_READ_ONLY=1; automatic when the folder "
+                   "is not writable): reads work, writes are refused.")
 @click.version_option(package_name="graphmem")
 @click.pass_context
-def cli(ctx: click.Context, home: Path) -> None:
+def cli(ctx: click.Context, home: Path, read_only: bool) -> None:
     """graphmem: a persistent context graph for AI agents."""
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
+    ctx.obj["read_only"] = read_only
 
 
 @cli.command()

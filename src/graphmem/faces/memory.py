@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidInput, NotFound
-from ..memory.decay import LAST_TICK_KEY, relevance_now, tick
+from ..memory.decay import LAST_TICK_KEY, relevance_now, tick, try_tick
 from ..memory.edges import EDGE_WEIGHTS, LLM_TYPES, edge_id, plan_edges
 from ..memory.llm import LLMError, MemoryLLM
 from ..memory.scope import (SCOPE_FIELDS, check_metadata, check_text, doc_refs, iso, parse_iso, parse_timestamp,
@@ -340,7 +340,7 @@ class Memory:
             return
         last = self._kb.store.get_meta(LAST_TICK_KEY)
         if last is None or parse_iso(self._kb.now()) - parse_iso(last) >= _TICK_EVERY:
-            tick(self._kb, dc)
+            try_tick(self._kb, dc)  # on a read path: skipped when read-only or another process writes
 
     def search(
         self,
@@ -393,8 +393,10 @@ class Memory:
             if sub:
                 out["subgraph"] = sub
         if ranked.ids:
-            with kb.store.transaction():
-                kb.store.record_memory_use(ranked.ids, kb.now())
+            # Use counts feed ranking, but a search is a read: it never waits for (or fails
+            # because of) another process's writer, and a read-only knowledge base skips them.
+            now = kb.now()
+            kb.store.try_write(lambda: kb.store.record_memory_use(ranked.ids, now))
         return out
 
     def _subgraph(self, ids: list[str], parent: Mapping[str, tuple[str, str, float]]) -> list[dict[str, Any]]:

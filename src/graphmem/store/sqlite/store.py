@@ -41,21 +41,20 @@ class SqliteStore(TransactionMixin, EvidenceSqlMixin, VectorSqlMixin, WikiSqlMix
 
     backend = "sqlite"
 
-    def __init__(self, path: Path, busy_timeout: float = 30.0) -> None:
+    def __init__(self, path: Path, busy_timeout: float = 30.0, read_only: str | None = None) -> None:
+        """Open (and migrate) ``path``; ``read_only`` is the reason to open it read-only (None: writable)."""
         self.path = path
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._depth = 0
-        self.read_only = False
-        self.read_only_reason = ""
+        self._tls = threading.local()
+        self.read_only = read_only is not None
+        self.read_only_reason = read_only or ""
         self._fts_memo: tuple[tuple[str, int] | None, str | None] = (None, None)
         try:
-            self.conn = sqlite3.connect(
-                str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            self.conn = self._connect()
         except sqlite3.Error as exc:
             raise BackendError(f"cannot open knowledge base file {path}: {exc}") from None
-        self.conn.row_factory = sqlite3.Row
         try:
             self._configure()
             self._migrate()
@@ -69,13 +68,41 @@ class SqliteStore(TransactionMixin, EvidenceSqlMixin, VectorSqlMixin, WikiSqlMix
 
     # -- connection, transactions, migrations --------------------------------------------
 
+    def _connect(self) -> sqlite3.Connection:
+        if not self.read_only:
+            conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,
+                                   check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            return conn
+        if not self.path.is_file():
+            raise sqlite3.OperationalError("no such file (a read-only knowledge base is never created)")
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = self._connect_uri(f"{uri}?mode=ro")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            # WAL needs graph.db-shm (and -wal): in a folder nobody may write they cannot be
+            # created, so read the file as it is. It is immutable to every process without
+            # write access, and a cleanly closed knowledge base has everything in graph.db.
+            conn = self._connect_uri(f"{uri}?mode=ro&immutable=1")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+
+    def _connect_uri(self, uri: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        return conn
+
     def _configure(self) -> None:
         c = self.conn
         c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise BackendError(f"{self.path}: could not switch to WAL journal mode (got {mode})")
-        c.execute("PRAGMA synchronous = NORMAL")
+        if not self.read_only:
+            mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise BackendError(f"{self.path}: could not switch to WAL journal mode (got {mode})")
+            c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
         c.execute("PRAGMA temp_store = MEMORY")
         # Index pages of a growing knowledge base (mentions, provenance, names) are touched at
@@ -94,6 +121,15 @@ class SqliteStore(TransactionMixin, EvidenceSqlMixin, VectorSqlMixin, WikiSqlMix
 
     def _migrate(self) -> None:
         c = self.conn
+        if self.read_only:
+            applied = {r[0] for r in c.execute("SELECT name FROM schema_migrations")}
+            missing = [name for name, _ in MIGRATIONS if name not in applied]
+            if missing:
+                raise BackendError(
+                    f"{self.path} needs upgrading ({len(missing)} migration(s), first {missing[0]}) and is open "
+                    "read-only; open it once with write access to upgrade it"
+                )
+            return
         c.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )

@@ -72,6 +72,7 @@ class TransactionMixin:
     read_only: bool
     read_only_reason: str
     _lock: threading.RLock
+    _tls: threading.local
     _depth: int
 
     def _rollback(self) -> None:
@@ -93,11 +94,29 @@ class TransactionMixin:
 
     def _begin(self) -> None:
         self.refuse_write()
+        no_wait = getattr(self._tls, "no_wait", False)
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            if no_wait:
+                self.conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            finally:
+                if no_wait:
+                    self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         except sqlite3.Error as exc:
             self._rollback()
-            raise backend_error(exc, self.path, self.busy_timeout) from None
+            raise backend_error(exc, self.path, 0.0 if no_wait else self.busy_timeout) from None
+
+    @contextmanager
+    def no_wait(self) -> Iterator[None]:
+        """Inside, a transaction this thread starts does not wait for another process's write
+        lock: it raises :class:`StoreBusy` at once (for the writes a read path does on the side)."""
+        before = getattr(self._tls, "no_wait", False)
+        self._tls.no_wait = True
+        try:
+            yield
+        finally:
+            self._tls.no_wait = before
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -149,34 +168,14 @@ class TransactionMixin:
     def try_write(self, fn: Callable[[], Any]) -> bool:
         """Run ``fn`` in a write transaction only if the write lock is free right now.
 
-        For bookkeeping that a read may do on the side (use counts, decay): it never waits for
-        another process's writer and never fails the read. False when skipped (read-only store,
-        lock held elsewhere, or a storage failure, which rolls ``fn`` back)."""
+        For bookkeeping that a read does on the side (use counts, decay): it never waits for
+        another process's writer and never fails the read. False when skipped: read-only
+        store, lock held elsewhere, or a storage failure (``fn``'s writes are rolled back)."""
         if self.read_only:
             return False
-        with self._lock:
-            if self._depth:  # already inside this process's transaction: just join it
-                with self.transaction():
-                    fn()
-                return True
-            self.conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error:
-                self._rollback()
-                return False
-            finally:
-                self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            self._depth = 1
-            try:
+        try:
+            with self.no_wait(), self.transaction():
                 fn()
-                self.conn.execute("COMMIT")
-                return True
-            except sqlite3.Error:
-                self._rollback()
-                return False
-            except BaseException:
-                self._rollback()
-                raise
-            finally:
-                self._depth = 0
+        except BackendError:
+            return False
+        return True
