@@ -350,3 +350,12 @@ def test_reads_never_fail_while_another_process_writes(tmp_path: Path) -> None:
     with graphmem.open(home) as kb:
         assert kb.stats()["documents"] == 1 + ROUNDS * PER_ROUND
         assert kb.store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_cli_init_does_not_rewrite_the_config_of_a_read_only_kb(tmp_path: Path) -> None:
+    home = tmp_path / "kb"
+    _populate(home)
+    before = (home / "config.toml").read_text(encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--home", str(home), "--read-only", "init", "--embedder", "none"], obj={})
+    assert result.exit_code == 1 and "is open read-only" in result.output
+    assert (home / "config.toml").read_text(encoding="utf-8") == before

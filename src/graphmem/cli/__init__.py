@@ -101,6 +101,7 @@ def init(ctx: click.Context, embedder: str | None, as_json: bool) -> None:
         parse_spec(embedder)  # reject a bad SPEC before creating anything
     kb = _open(ctx, create=True)
     if embedder is not None:
+        kb.store.refuse_write()  # config.toml of a read-only knowledge base is not rewritten either
         set_config_value(kb.home, "embeddings", "model", embedder)
     data = {"home": str(kb.home), "created": not existed, "config": str(kb.home / "config.toml"),
             "embedder": embedder or kb.config["embeddings"]["model"]}

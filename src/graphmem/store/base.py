@@ -32,6 +32,8 @@ class Store(Protocol):
         """Inside, transactions raise StoreBusy at once instead of waiting for the write lock."""
     def try_write(self, fn: Callable[[], Any]) -> bool:
         """Run ``fn`` in a transaction if the write lock is free now; False when skipped."""
+    def refuse_write(self) -> None:
+        """Raise BackendError naming the folder when the store is read-only."""
     def close(self) -> None:
         """Release the connection(s)."""
     def applied_migrations(self) -> list[str]:
