@@ -14,12 +14,14 @@ from .ingest.core import IngestResult
 from .kb import KnowledgeBase, default_home, open
 from .models import Chunk, ChunkHit, Document, Edge, Event, Node, Provenance
 from .ontology import Ontology
+from .trust import trust_endpoints
 
 __version__ = "0.1.0"
 
 __all__ = [
     "open",
     "default_home",
+    "trust_endpoints",
     "KnowledgeBase",
     "IngestResult",
     "Extraction",

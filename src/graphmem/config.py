@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -239,11 +240,67 @@ def _coerce(value: Any, default: Any, name: str) -> Any:
         ) from None
 
 
+# -- validation of numbers: finite, within a sane range, and per key where it matters ---------
+
+_MAX_NUMBER = 1e12  # no setting needs more; past it arithmetic overflows (busy_timeout * 1000 ...)
+
+# (section, key) -> (low, high, low_inclusive): values outside are refused, naming the key.
+_RANGES: dict[tuple[str, str], tuple[float, float, bool]] = {
+    ("store", "busy_timeout"): (0.0, 86_400.0, False),
+    ("chunking", "size"): (50, 10_000_000, True),
+    ("chunking", "overlap"): (0, 10_000_000, True),
+    ("ingest", "max_mentions_per_entity"): (0, 10_000_000, True),
+    ("ingest", "max_file_mb"): (0.0, 1_048_576.0, False),
+    ("ingest", "max_bulk_file_mb"): (0.0, 1_048_576.0, False),
+    ("ingest", "max_record_chars"): (1, 10**10, True),
+    ("ingest", "batch_size"): (1, 1_000_000, True),
+    ("ingest", "workers"): (1, 1024, True),
+    ("embeddings", "batch_size"): (1, 1_000_000, True),
+    ("wiki", "autosync_interval"): (0.0, 86_400.0, True),
+    ("wiki", "bulk_flush_docs"): (1, 10**9, True),
+    ("memory", "max_text_chars"): (1, 10**9, True),
+    ("llm", "timeout"): (0.0, 86_400.0, False),
+    ("llm", "max_concurrency"): (1, 1024, True),
+    ("llm", "requests_per_minute"): (0, 10**9, True),
+}
+
+
+def _check_numbers(table: Mapping[str, Any], where: str) -> None:
+    """Every number in the configuration is finite and at most 1e12 in size."""
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            _check_numbers(value, f"{where}{key}.")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value) or abs(value) > _MAX_NUMBER:
+                section, _, name = f"{where}{key}".rpartition(".")
+                raise InvalidInput(f"config key [{section}] {name}: {value!r} is not a usable number "
+                                   f"(must be finite and at most {_MAX_NUMBER:g} in size)")
+
+
+def _check_ranges(data: Mapping[str, Mapping[str, Any]]) -> None:
+    for (section, key), (low, high, low_inclusive) in _RANGES.items():
+        value = data.get(section, {}).get(key)
+        if value is None:
+            continue
+        if value > high or value < low or (value == low and not low_inclusive):
+            bound = f">= {low:g}" if low_inclusive else f"> {low:g}"
+            raise InvalidInput(f"config key [{section}] {key}: {value!r} is out of range "
+                               f"(must be {bound} and <= {high:g})")
+    size, overlap = data["chunking"]["size"], data["chunking"]["overlap"]
+    if overlap >= size // 2:  # the chunker's own rule, checked on open rather than at the first ingest
+        raise InvalidInput(f"config key [chunking] overlap: {overlap!r} must be less than half of "
+                           f"[chunking] size ({size // 2})")
+
+
 class Config:
     """Resolved configuration of one knowledge base (read-only after construction)."""
 
-    def __init__(self, data: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, data: dict[str, dict[str, Any]], origins: Mapping[str, str] | None = None) -> None:
         self.data = data
+        _check_numbers(data, "")
+        _check_ranges(data)
+        # "section.key" -> "file" | "env" | "argument" (absent: default), for the key rule (trust.py)
+        self.origins = dict(origins or {})
         g = data["graph"]
         if not 0.0 <= g["min_confidence"] <= 1.0:
             raise InvalidInput("config key 'graph.min_confidence' must be within [0, 1]")
@@ -267,6 +324,10 @@ class Config:
     def __getitem__(self, section: str) -> dict[str, Any]:
         return self.data[section]
 
+    def origin(self, section: str, key: str) -> str:
+        """Where ``[section] key`` was set last: file, env, argument or default."""
+        return self.origins.get(f"{section}.{key}", "default")
+
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as plain data."""
         return copy.deepcopy(self.data)
@@ -279,6 +340,7 @@ def load_config(
 ) -> Config:
     """Resolve the configuration for the knowledge base at ``home``."""
     data = copy.deepcopy(DEFAULTS)
+    origins: dict[str, str] = {}
     if home is not None:
         path = home / "config.toml"
         if path.exists():
@@ -288,6 +350,7 @@ def load_config(
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise InvalidInput(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
             _merge(data, file_data, "")
+            _record_origins(origins, file_data, "file")
     env = os.environ if environ is None else environ
     env_data: dict[str, dict[str, Any]] = {}
     for name, value in env.items():
@@ -303,9 +366,18 @@ def load_config(
     if env.get("GRAPHMEM_EMBED_MODEL"):
         env_data.setdefault("embeddings", {})["model"] = env["GRAPHMEM_EMBED_MODEL"]
     _merge(data, env_data, "")
+    _record_origins(origins, env_data, "env")
     if overrides:
         _merge(data, json.loads(json.dumps(overrides)), "")
-    return Config(data)
+        _record_origins(origins, overrides, "argument")
+    return Config(data, origins)
+
+
+def _record_origins(origins: dict[str, str], source: Mapping[str, Any], origin: str) -> None:
+    for section, table in source.items():
+        if isinstance(table, Mapping):
+            for key in table:
+                origins[f"{section}.{key}"] = origin
 
 
 def set_config_value(home: Path, section: str, key: str, value: str) -> None:

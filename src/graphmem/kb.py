@@ -24,6 +24,7 @@ from .retrieval.config import SearchConfig
 from .retrieval.graph_query import graph_query, query_with_evidence
 from .retrieval.search import SearchResult, search
 from .store import Store, open_store
+from .validate import check_input, checked_inputs
 
 __all__ = ["KnowledgeBase", "open", "default_home"]
 
@@ -39,6 +40,7 @@ def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+@checked_inputs("kb")
 class KnowledgeBase:
     """A knowledge base folder: ``graph.db``, ``wiki/`` and ``config.toml``.
 
@@ -79,6 +81,11 @@ class KnowledgeBase:
 
     def __repr__(self) -> str:
         return f"<KnowledgeBase {str(self.home)!r} ({self.store.backend})>"
+
+    @property
+    def read_only(self) -> bool:
+        """True when opened read-only (see :func:`open`)."""
+        return bool(self.store.read_only)
 
     def now(self) -> str:
         """Current time as an ISO-8601 UTC string (from the injectable clock)."""
@@ -217,22 +224,57 @@ def _check_query(text: Any) -> None:
         raise InvalidInput(f"query: expected a string, got {type(text).__name__}")
 
 
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _read_only_reason(path: Path, read_only: bool | None) -> str | None:
+    """Why the knowledge base at ``path`` opens read-only (None: it opens read-write)."""
+    if read_only:
+        return "opened with read_only=True"
+    if read_only is None and os.environ.get("GRAPHMEM_READ_ONLY", "").strip().lower() in _TRUE:
+        return "GRAPHMEM_READ_ONLY is set"
+    db = path / "graph.db"
+    if db.exists() and not os.access(path, os.W_OK):
+        return f"you may not write to the folder {path}"
+    if db.exists() and not os.access(db, os.W_OK):
+        return f"you may not write to {db}"
+    return None
+
+
 def open(
     home: str | os.PathLike[str] | None = None,
     *,
     config: Mapping[str, Any] | None = None,
     create: bool = True,
     clock: Callable[[], datetime] | None = None,
+    read_only: bool | None = None,
 ) -> KnowledgeBase:
     """Open the knowledge base in folder ``home`` (default ``$GRAPHMEM_HOME`` or ``./.graphmem``).
 
     Creates it (folder, ``config.toml``, ``graph.db``, ``wiki/``) when absent unless
     ``create=False``. ``config`` overrides file and environment settings, e.g.
     ``{"graph": {"max_depth": 3}}``. Usable as a context manager.
+
+    Read-only (``read_only=True``, ``$GRAPHMEM_READ_ONLY``, or automatically when the folder or
+    ``graph.db`` is not writable): every read works, nothing is created, memory use counts,
+    decay and wiki autosync are skipped (one note says so), and a write raises BackendError
+    naming the folder. ``read_only=False`` ignores ``$GRAPHMEM_READ_ONLY``.
     """
+    check_input("open", "config", config)
     path = Path(home) if home is not None else default_home()
     if path.exists() and not path.is_dir():
         raise InvalidInput(f"knowledge base home {path} exists and is not a folder")
+    reason = _read_only_reason(path, read_only)
+    if reason is not None:
+        if not (path / "graph.db").exists():
+            raise InvalidInput(f"no knowledge base at {path} (and it is opened read-only, {reason}, so none is "
+                               f"created); create one with `graphmem init --home {path}`")
+        cfg = load_config(path, config)
+        store = open_store(path, busy_timeout=cfg["store"]["busy_timeout"], read_only=reason)
+        kb = KnowledgeBase(path, cfg, store, clock or _utc_now)
+        kb.warn(f"knowledge base {path} is read-only ({reason}): reads work; memory use counts, decay and "
+                "wiki autosync are skipped, and writes are refused")
+        return kb
     if not (path / "graph.db").exists():
         if not create:
             raise InvalidInput(f"no knowledge base at {path}; create one with `graphmem init --home {path}`")

@@ -57,7 +57,7 @@ def handle_errors(fn: F) -> F:
 
 def _open(ctx: click.Context, create: bool = False) -> kb_module.KnowledgeBase:
     home = ctx.obj["home"]
-    kb = kb_module.open(home, create=create)
+    kb = kb_module.open(home, create=create, read_only=True if ctx.obj.get("read_only") else None)
     ctx.call_on_close(kb.close)
     return kb
 
@@ -74,12 +74,16 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
     show_default=True,
     help="Knowledge base folder (env GRAPHMEM_HOME).",
 )
+@click.option("--read-only", "read_only", is_flag=True,
+              help="Open the knowledge base read-only (env GRAPHMEM_READ_ONLY=1; automatic when the folder "
+                   "is not writable): reads work, writes are refused.")
 @click.version_option(package_name="graphmem")
 @click.pass_context
-def cli(ctx: click.Context, home: Path) -> None:
+def cli(ctx: click.Context, home: Path, read_only: bool) -> None:
     """graphmem: a persistent context graph for AI agents."""
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
+    ctx.obj["read_only"] = read_only
 
 
 @cli.command()
@@ -97,6 +101,7 @@ def init(ctx: click.Context, embedder: str | None, as_json: bool) -> None:
         parse_spec(embedder)  # reject a bad SPEC before creating anything
     kb = _open(ctx, create=True)
     if embedder is not None:
+        kb.store.refuse_write()  # config.toml of a read-only knowledge base is not rewritten either
         set_config_value(kb.home, "embeddings", "model", embedder)
     data = {"home": str(kb.home), "created": not existed, "config": str(kb.home / "config.toml"),
             "embedder": embedder or kb.config["embeddings"]["model"]}
@@ -448,6 +453,10 @@ cli.add_command(_skills_group)
 from .memory import memory as _memory_group  # noqa: E402 - the group uses the helpers above
 
 cli.add_command(_memory_group)
+
+from .config import config as _config_group  # noqa: E402 - the group uses the helpers above
+
+cli.add_command(_config_group)
 
 
 def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,

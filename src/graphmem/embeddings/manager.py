@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import Conflict
 from ..text import content_hash
+from ..trust import endpoint_api_key
 from .base import Embedder, EmbedderUnavailable, load_embedder, model_id_for, parse_spec
 
 if TYPE_CHECKING:
@@ -55,8 +56,13 @@ class EmbeddingManager:
         """The loaded model, or None when off or unavailable (the reason is in ``note``)."""
         with self._lock:
             if not self._loaded:
+                cfg = dict(self.kb.config["embeddings"])
+                parsed = parse_spec(self.spec)
+                if parsed is not None and parsed[0] == "openai":
+                    # Raises (and loads nothing) when config.toml chose the address and the user
+                    # has not trusted it; asked again on every use until they do.
+                    cfg["api_key"] = endpoint_api_key(self.kb.config, self.kb.home, "embeddings") or ""
                 self._loaded = True
-                cfg = self.kb.config["embeddings"]
                 try:
                     self._embedder = load_embedder(self.spec, cfg)
                 except EmbedderUnavailable as exc:

@@ -10,6 +10,7 @@ from ..extraction import Extraction
 from ..ingest.core import IngestResult, ingest_document
 from ..models import Chunk, ChunkHit, Document
 from ..text import content_hash
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Documents"]
 
 
+@checked_inputs("documents")
 class Documents:
     """The documents face of a knowledge base."""
 

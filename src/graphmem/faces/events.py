@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from ..models import Event
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["Events"]
 
 
+@checked_inputs("events")
 class Events:
     """The events face of a knowledge base."""
 

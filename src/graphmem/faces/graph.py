@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput, NotFound
 from ..models import ENTITY, Edge, Node
 from ..text import normalize_name, short_id, unique_names
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["Graph"]
 
 
+@checked_inputs("graph")
 class Graph:
     """The knowledge-graph face of a knowledge base."""
 

@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidInput, NotFound
-from ..memory.decay import LAST_TICK_KEY, relevance_now, tick
+from ..memory.decay import LAST_TICK_KEY, relevance_now, tick, try_tick
 from ..memory.edges import EDGE_WEIGHTS, LLM_TYPES, edge_id, plan_edges
 from ..memory.llm import LLMError, MemoryLLM
 from ..memory.scope import (SCOPE_FIELDS, check_metadata, check_text, doc_refs, iso, parse_iso, parse_timestamp,
                             require_scope, scope_filters, scope_key, session_key)
 from ..memory.search import STRATEGIES, rank_memories
 from ..retrieval.graph_query import find_seed_entities
+from ..trust import endpoint_api_key
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -45,6 +47,11 @@ def _out(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _memory_llm(kb: KnowledgeBase) -> MemoryLLM:
+    """The [llm] client, with the env key only if it may go to the configured address."""
+    return MemoryLLM(kb.config["llm"], api_key=endpoint_api_key(kb.config, kb.home, "llm"))
+
+
 def _positive_int(value: Any, field: str, high: int = MAX_LIMIT) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
         raise InvalidInput(f"{field}: expected an integer from 1 to {high}, got {value!r}")
@@ -57,6 +64,7 @@ def _delta(value: Any) -> float:
     return float(value)
 
 
+@checked_inputs("memory")
 class Memory:
     """The memories face of a knowledge base."""
 
@@ -156,7 +164,7 @@ class Memory:
         said = parse_timestamp(timestamp, now)
         sources: list[dict[str, Any] | None] = [None] * len(items)
         if infer:
-            llm = MemoryLLM(kb.config["llm"])
+            llm = _memory_llm(kb)
             try:
                 facts, _tokens = llm.extract_facts(items)
             except LLMError as exc:
@@ -223,9 +231,9 @@ class Memory:
             return 0
         rows = store.get_memories([p[0] for p in pairs] + [p[1] for p in pairs])
         try:
-            labels, tokens = MemoryLLM(kb.config["llm"]).label_pairs(
+            labels, tokens = _memory_llm(kb).label_pairs(
                 [(rows[a]["text"], rows[b]["text"]) for a, b, _ in pairs])
-        except LLMError as exc:
+        except (LLMError, InvalidInput) as exc:  # an optional extra: the memory itself is kept
             kb.warn(f"memory edge labelling skipped: {exc}")
             return 0
         new = [(edge_id(b, lab, a), b, a, lab, round(conf, 4), now_s)
@@ -332,7 +340,7 @@ class Memory:
             return
         last = self._kb.store.get_meta(LAST_TICK_KEY)
         if last is None or parse_iso(self._kb.now()) - parse_iso(last) >= _TICK_EVERY:
-            tick(self._kb, dc)
+            try_tick(self._kb, dc)  # on a read path: skipped when read-only or another process writes
 
     def search(
         self,
@@ -385,8 +393,10 @@ class Memory:
             if sub:
                 out["subgraph"] = sub
         if ranked.ids:
-            with kb.store.transaction():
-                kb.store.record_memory_use(ranked.ids, kb.now())
+            # Use counts feed ranking, but a search is a read: it never waits for (or fails
+            # because of) another process's writer, and a read-only knowledge base skips them.
+            now = kb.now()
+            kb.store.try_write(lambda: kb.store.record_memory_use(ranked.ids, now))
         return out
 
     def _subgraph(self, ids: list[str], parent: Mapping[str, tuple[str, str, float]]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from ..skills.files import NotRegular, TooBig, read_skill_file
 from ..skills.index import VERSION_KEY, SkillIndex, embed_text
 from ..skills.prompt import PromptBlock, render_block
 from ..skills.retrieve import SKILL_PRESETS, SkillHit, SkillSearchConfig, retrieve_skills
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Skills"]
 
 
+@checked_inputs("skills")
 class Skills:
     """``kb.skills``: build an index over SKILL.md folders, retrieve the skills a message needs,
     render them for a prompt, show one in full."""

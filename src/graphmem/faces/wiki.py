@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GraphmemError, InvalidInput, NotFound
+from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
 from ..wiki.core import PageWrite, Plan, WikiCore
@@ -25,6 +25,7 @@ from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
 from ..wiki.slugs import RESERVED_DIRS, category_slug, check_text, page_path, slugify, unique_slug
+from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -35,6 +36,7 @@ _LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
 _FLUSH_KEYS = 2000  # generated pages per transaction when catching up
 
 
+@checked_inputs("wiki")
 class Wiki:
     """The wiki face of a knowledge base."""
 
@@ -183,13 +185,27 @@ class Wiki:
         for w in warnings:
             self._kb.warn(w)
 
+    def _sync_for_read(self, paths: Sequence[str] = (), periodic: bool = True) -> None:
+        """Catch up and autosync before a read, without ever failing or slowing the read for
+        it: a read-only knowledge base serves its index as it is, and while another process
+        holds the write lock the sync is skipped (StoreBusy at once, not after busy_timeout)
+        and the current index is served; the next read or write catches up."""
+        store = self._kb.store
+        if store.read_only:
+            return
+        try:
+            with store.no_wait():
+                self._catch_up()
+                self._core.autosync(paths, periodic)
+        except StoreBusy:
+            self._core._dirs_seen = None  # the scan was not applied: the next read scans again
+
     def _find(self, category: str | None, title: str | None, slug: str | None) -> Page:
-        self._catch_up()
         store = self._kb.store
         if slug is not None:
             s = check_text("slug", slug, 200).lower()
             page = store.get_page(s)
-            self._core.autosync([page.path] if page else [], periodic=False)
+            self._sync_for_read([page.path] if page else [], periodic=False)
             page = store.get_page(s)
             if page is None:
                 raise NotFound(f"no wiki page with slug '{s}'; list pages with `graphmem wiki list`")
@@ -200,7 +216,7 @@ class Wiki:
         title_s = check_text("title", title, 300)
         page = store.find_page(cat, normalize_name(title_s))
         guess = page.path if page else f"{cat}/{slugify(title_s)}.md"
-        self._core.autosync([guess], periodic=False)
+        self._sync_for_read([guess], periodic=False)
         page = store.find_page(cat, normalize_name(title_s))
         if page is None:
             raise NotFound(f"no page titled '{title_s}' in category '{cat}'; list them with "
@@ -229,8 +245,7 @@ class Wiki:
         cat = category_slug(category) if category is not None else None
         _check_count("limit", limit, allow_none=True)
         _check_count("offset", offset)
-        self._catch_up()
-        self._core.autosync()
+        self._sync_for_read()
         return [self._page_out(p) for p in self._kb.store.list_pages(cat, limit, offset)]
 
     def search_wiki(self, query: str, k: int = 10, category: str | None = None) -> list[dict[str, Any]]:
@@ -241,13 +256,12 @@ class Wiki:
         _check_count("k", k)
         cat = category_slug(category) if category is not None else None
         store = self._kb.store
-        self._catch_up()
-        self._core.autosync()
+        self._sync_for_read()
         hits = store.search_pages(query, k, cat)
         # A hit whose file changed since it was indexed is re-indexed and the search re-run.
         stale = [p.path for p, _, _ in hits if _stat_key(self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
-        if stale:
-            self._core.sync(stale)
+        if stale and not store.read_only:
+            self._sync_for_read(stale, periodic=False)
             hits = store.search_pages(query, k, cat)
         return [{"slug": p.slug, "category": p.category, "path": str(self._core.abspath(p.path)), "title": p.title,
                  "snippet": snip, "score": score} for p, score, snip in hits]

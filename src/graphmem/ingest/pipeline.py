@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GraphmemError, InvalidInput
 from ..extraction import Extraction
 from ..text import content_hash
+from ..trust import endpoint_api_key
 from .chunking import chunk_spans
 from .core import fact_text, ingest_document
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
@@ -212,6 +213,8 @@ def make_extractor(kb: KnowledgeBase, name: str | None) -> Extractor | None:
 
         llm_cfg = dict(kb.config["llm"])
         llm_cfg.setdefault("cache_dir", str(kb.home / "cache" / "llm"))
+        # The env key only goes to an address the user chose (raises before anything is sent).
+        llm_cfg["api_key"] = endpoint_api_key(kb.config, kb.home, "llm") or ""
         return LLMExtractor.from_config(llm_cfg)
     raise InvalidInput(f"unknown extractor '{name}'; choose offline, llm or none")
 

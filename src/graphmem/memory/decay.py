@@ -16,7 +16,7 @@ from .scope import parse_iso
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
-__all__ = ["relevance_now", "tick", "LAST_TICK_KEY"]
+__all__ = ["relevance_now", "tick", "try_tick", "LAST_TICK_KEY"]
 
 LAST_TICK_KEY = "memory.last_decay"
 # A contradiction stays known however old; a version link is history, not a weakening association.
@@ -36,41 +36,54 @@ def relevance_now(quality: float, floor: float, used_at: str, now: datetime, hal
 
 def tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
     """One decay pass over every memory and memory edge (one transaction)."""
+    with kb.store.transaction():
+        return _tick(kb, cfg)
+
+
+def try_tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int] | None:
+    """:func:`tick` if the write lock is free right now (a read path's tick never waits for a
+    writer and never fails the read); None when skipped (read-only, busy): a later read ticks."""
+    out: dict[str, dict[str, int]] = {}
+    done = kb.store.try_write(lambda: out.setdefault("tick", _tick(kb, cfg)))
+    return out["tick"] if done else None
+
+
+def _tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
+    """The decay pass itself, inside the caller's transaction."""
     store = kb.store
     now_s = kb.now()
     now = parse_iso(now_s)
     hl = cfg["half_life_days"]
-    with store.transaction():
-        rel_updates: list[tuple[float, str]] = []
-        low: list[str] = []
-        decayed = 0
-        for mid, used_at, quality, floor, rel in store.memory_decay_rows():
-            new = relevance_now(quality, floor, used_at, now, hl)
-            if abs(new - rel) > _STEP:
-                rel_updates.append((new, mid))
-                decayed += new < rel
-            if new < cfg["min_node_relevance"]:
-                low.append(mid)
-        store.set_memory_relevance(rel_updates)
-        weights: list[tuple[float, str]] = []
-        prune: list[str] = []
-        for eid, etype, w, w0, created, used_a, used_b in store.memory_edge_decay_rows():
-            if etype in NEVER_DECAY:
-                continue
-            since = max(created, used_a, used_b)
-            age = max(0.0, (now - parse_iso(since)).total_seconds()) / _DAY
-            new_w = w0 * (0.5 ** (age / hl) if hl > 0 else 1.0)
-            if new_w < cfg["min_edge_weight"]:
-                prune.append(eid)
-            elif abs(new_w - w) > _STEP:
-                weights.append((new_w, eid))
-                decayed += new_w < w
-        store.set_edge_weights(weights, now_s)
-        pruned = store.delete_edges_by_id(prune)
-        linked = store.memories_with_edges(low) if low else set()
-        archive = [m for m in low if m not in linked]
-        store.set_memories_archived(archive, True, now_s)
-        store.set_meta(LAST_TICK_KEY, now_s)
-        out = {"decayed": decayed, "pruned": pruned, "archived": len(archive)}
-        store.append_event("memory.decayed", "memory", now_s, {**out, "archived_ids": archive[:100]})
+    rel_updates: list[tuple[float, str]] = []
+    low: list[str] = []
+    decayed = 0
+    for mid, used_at, quality, floor, rel in store.memory_decay_rows():
+        new = relevance_now(quality, floor, used_at, now, hl)
+        if abs(new - rel) > _STEP:
+            rel_updates.append((new, mid))
+            decayed += new < rel
+        if new < cfg["min_node_relevance"]:
+            low.append(mid)
+    store.set_memory_relevance(rel_updates)
+    weights: list[tuple[float, str]] = []
+    prune: list[str] = []
+    for eid, etype, w, w0, created, used_a, used_b in store.memory_edge_decay_rows():
+        if etype in NEVER_DECAY:
+            continue
+        since = max(created, used_a, used_b)
+        age = max(0.0, (now - parse_iso(since)).total_seconds()) / _DAY
+        new_w = w0 * (0.5 ** (age / hl) if hl > 0 else 1.0)
+        if new_w < cfg["min_edge_weight"]:
+            prune.append(eid)
+        elif abs(new_w - w) > _STEP:
+            weights.append((new_w, eid))
+            decayed += new_w < w
+    store.set_edge_weights(weights, now_s)
+    pruned = store.delete_edges_by_id(prune)
+    linked = store.memories_with_edges(low) if low else set()
+    archive = [m for m in low if m not in linked]
+    store.set_memories_archived(archive, True, now_s)
+    store.set_meta(LAST_TICK_KEY, now_s)
+    out = {"decayed": decayed, "pruned": pruned, "archived": len(archive)}
+    store.append_event("memory.decayed", "memory", now_s, {**out, "archived_ids": archive[:100]})
     return out

@@ -54,7 +54,10 @@ def _json_content(content: Any) -> Any:
 class MemoryLLM:
     """A small chat-completions client configured from the ``[llm]`` table."""
 
-    def __init__(self, cfg: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, cfg: Mapping[str, Any], environ: Mapping[str, str] | None = None,
+                 api_key: str | None = None) -> None:
+        """``api_key`` is sent as given; without it, ``$OPENAI_API_KEY`` (the caller checks first that
+        the key may go to ``cfg['base_url']``: see :func:`graphmem.trust.endpoint_api_key`)."""
         env = os.environ if environ is None else environ
         self.model = str(cfg.get("model") or "").strip()
         if not self.model:
@@ -67,7 +70,7 @@ class MemoryLLM:
             raise InvalidInput(f"llm base_url {base!r}: expected an http(s) URL such as {DEFAULT_BASE_URL}")
         self.url = f"{base}/chat/completions"
         self.timeout = float(cfg.get("timeout") or 60.0)
-        self.api_key = env.get("OPENAI_API_KEY") or None
+        self.api_key = api_key or env.get("OPENAI_API_KEY") or None
 
     def _chat(self, system: str, user: str) -> tuple[Any, int]:
         payload = {"model": self.model, "response_format": {"type": "json_object"},

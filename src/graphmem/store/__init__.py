@@ -9,8 +9,9 @@ from .base import Store
 __all__ = ["Store", "open_store"]
 
 
-def open_store(home: Path, busy_timeout: float = 30.0) -> Store:
-    """Open the store of the knowledge base folder ``home`` (the SQLite file ``graph.db``)."""
+def open_store(home: Path, busy_timeout: float = 30.0, read_only: str | None = None) -> Store:
+    """Open the store of the knowledge base folder ``home`` (the SQLite file ``graph.db``);
+    ``read_only`` is the reason to open it read-only (None: read-write)."""
     from .sqlite import SqliteStore
 
-    return SqliteStore(home / "graph.db", busy_timeout=busy_timeout)
+    return SqliteStore(home / "graph.db", busy_timeout=busy_timeout, read_only=read_only)

@@ -8,7 +8,7 @@ operation, including the events it appends, is one transaction. The shared contr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,10 +22,18 @@ class Store(Protocol):
     """Persistence for documents, chunks, nodes, edges, provenance, types and events."""
 
     backend: str
+    read_only: bool  # opened read-only: transaction() raises BackendError naming the folder
+    read_only_reason: str
 
     # transactions and lifecycle
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested calls join the outermost one."""
+    def no_wait(self) -> AbstractContextManager[None]:
+        """Inside, transactions raise StoreBusy at once instead of waiting for the write lock."""
+    def try_write(self, fn: Callable[[], Any]) -> bool:
+        """Run ``fn`` in a transaction if the write lock is free now; False when skipped."""
+    def refuse_write(self) -> None:
+        """Raise BackendError naming the folder when the store is read-only."""
     def close(self) -> None:
         """Release the connection(s)."""
     def applied_migrations(self) -> list[str]:

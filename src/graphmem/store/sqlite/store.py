@@ -3,7 +3,8 @@
 Concurrency: WAL lets readers run while one writer writes. Every write transaction starts
 with ``BEGIN IMMEDIATE`` so a second writer waits (up to ``busy_timeout`` seconds) for the
 write lock up front instead of failing half-way; past the timeout it raises
-:class:`StoreBusy` and nothing of the operation is written.
+:class:`StoreBusy` and nothing of the operation is written (see txn.py; opening and migrations
+are in connect.py).
 """
 
 from __future__ import annotations
@@ -12,18 +13,19 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, StoreBusy
 from ...models import Chunk, ChunkHit, Document, Edge, Event, Node
+from .connect import ConnectionMixin
 from .evidence import EvidenceSqlMixin
 from .fts import pruned_fts_query
 from .memory import MemorySqlMixin
 from .migrations import MIGRATIONS
 from .vectors import VectorSqlMixin
 from .skills import SkillSqlMixin
+from .txn import TransactionMixin
 from .wiki import WikiSqlMixin
 
 __all__ = ["SqliteStore"]
@@ -36,24 +38,26 @@ def _chunks(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin):
+class SqliteStore(ConnectionMixin, TransactionMixin, EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin,
+                  MemorySqlMixin):
     """Store protocol implementation over one SQLite file."""
 
     backend = "sqlite"
 
-    def __init__(self, path: Path, busy_timeout: float = 30.0) -> None:
+    def __init__(self, path: Path, busy_timeout: float = 30.0, read_only: str | None = None) -> None:
+        """Open (and migrate) ``path``; ``read_only`` is the reason to open it read-only (None: writable)."""
         self.path = path
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._depth = 0
+        self._tls = threading.local()
+        self.read_only = read_only is not None
+        self.read_only_reason = read_only or ""
         self._fts_memo: tuple[tuple[str, int] | None, str | None] = (None, None)
         try:
-            self.conn = sqlite3.connect(
-                str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            self.conn = self._connect()
         except sqlite3.Error as exc:
             raise BackendError(f"cannot open knowledge base file {path}: {exc}") from None
-        self.conn.row_factory = sqlite3.Row
         try:
             self._configure()
             self._migrate()
@@ -64,34 +68,23 @@ class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin,
                     f"{path} is locked by another process for more than {busy_timeout:g} s; retry later"
                 ) from None
             raise BackendError(f"{path} is not a usable graphmem knowledge base ({exc})") from None
+        except BackendError:
+            self.conn.close()
+            raise
 
-    # -- connection, transactions, migrations --------------------------------------------
-
-    def _configure(self) -> None:
-        c = self.conn
-        c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise BackendError(f"{self.path}: could not switch to WAL journal mode (got {mode})")
-        c.execute("PRAGMA synchronous = NORMAL")
-        c.execute("PRAGMA foreign_keys = ON")
-        c.execute("PRAGMA temp_store = MEMORY")
-        # Index pages of a growing knowledge base (mentions, provenance, names) are touched at
-        # random by every ingest: a 64 MB page cache and memory-mapped reads keep that cost flat
-        # instead of re-reading them through the OS at every transaction.
-        c.execute("PRAGMA cache_size = -65536")
-        c.execute("PRAGMA mmap_size = 268435456")
-        try:
-            c.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
-            c.execute("DROP TABLE temp.fts5_probe")
-        except sqlite3.OperationalError:
-            raise BackendError(
-                "this Python's SQLite has no FTS5; install a Python built with FTS5 (e.g. python.org or "
-                "distribution builds) to use graphmem"
-            ) from None
+    # -- migrations and lifecycle ---------------------------------------------------------
 
     def _migrate(self) -> None:
         c = self.conn
+        if self.read_only:
+            applied = {r[0] for r in c.execute("SELECT name FROM schema_migrations")}
+            missing = [name for name, _ in MIGRATIONS if name not in applied]
+            if missing:
+                raise BackendError(
+                    f"{self.path} needs upgrading ({len(missing)} migration(s), first {missing[0]}) and is open "
+                    "read-only; open it once with write access to upgrade it"
+                )
+            return
         c.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
@@ -112,41 +105,6 @@ class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin,
     def applied_migrations(self) -> list[str]:
         """Names of the migrations applied to this file, in order."""
         return [r[0] for r in self.conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One write transaction; nested calls join the outermost one."""
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                if "locked" in str(exc) or "busy" in str(exc):
-                    raise StoreBusy(
-                        f"knowledge base {self.path} is busy: another process held the write lock for more "
-                        f"than {self.busy_timeout:g} s; retry, or raise store.busy_timeout in config.toml"
-                    ) from None
-                raise BackendError(f"cannot start a transaction on {self.path}: {exc}") from None
-            self._depth = 1
-            try:
-                yield
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
-                try:
-                    self.conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    self.conn.execute("ROLLBACK")
-                    raise BackendError(f"commit failed on {self.path}: {exc}") from None
-            finally:
-                self._depth = 0
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -486,22 +444,6 @@ class SqliteStore(EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin,
             [*ids, *ids, min_confidence, -1 if limit is None else limit],
         )
         return [self._edge(r) for r in rows]
-
-    @contextmanager
-    def savepoint(self) -> Iterator[None]:
-        """A nested unit inside the current transaction: undone alone if it fails."""
-        with self._lock:
-            if not self._depth:
-                raise BackendError("savepoint() must be used inside transaction()")
-            self.conn.execute("SAVEPOINT gm_unit")
-            try:
-                yield
-            except BaseException:
-                self.conn.execute("ROLLBACK TO gm_unit")
-                self.conn.execute("RELEASE gm_unit")
-                raise
-            else:
-                self.conn.execute("RELEASE gm_unit")
 
     # -- ontology types -------------------------------------------------------------------
 

@@ -1,0 +1,71 @@
+"""Opening the SQLite file: the connection (read-write, or read-only with ``mode=ro``) and its
+pragmas. (The migrations applied on open stay in store.py.)"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ...errors import BackendError
+
+__all__ = ["ConnectionMixin"]
+
+
+class ConnectionMixin:
+    """``_connect()`` and ``_configure()``."""
+
+    conn: sqlite3.Connection
+    path: Path
+    busy_timeout: float
+    read_only: bool
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self.read_only:
+            conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,
+                                   check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            return conn
+        if not self.path.is_file():
+            raise sqlite3.OperationalError("no such file (a read-only knowledge base is never created)")
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = self._connect_uri(f"{uri}?mode=ro")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            # WAL needs graph.db-shm (and -wal): in a folder nobody may write they cannot be
+            # created, so read the file as it is. It is immutable to every process without
+            # write access, and a cleanly closed knowledge base has everything in graph.db.
+            conn = self._connect_uri(f"{uri}?mode=ro&immutable=1")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+
+    def _connect_uri(self, uri: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def _configure(self) -> None:
+        c = self.conn
+        c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        if not self.read_only:
+            mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise BackendError(f"{self.path}: could not switch to WAL journal mode (got {mode})")
+            c.execute("PRAGMA synchronous = NORMAL")
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("PRAGMA temp_store = MEMORY")
+        # Index pages of a growing knowledge base (mentions, provenance, names) are touched at
+        # random by every ingest: a 64 MB page cache and memory-mapped reads keep that cost flat
+        # instead of re-reading them through the OS at every transaction.
+        c.execute("PRAGMA cache_size = -65536")
+        c.execute("PRAGMA mmap_size = 268435456")
+        try:
+            c.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+            c.execute("DROP TABLE temp.fts5_probe")
+        except sqlite3.OperationalError:
+            raise BackendError(
+                "this Python's SQLite has no FTS5; install a Python built with FTS5 (e.g. python.org or "
+                "distribution builds) to use graphmem"
+            ) from None

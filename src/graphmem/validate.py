@@ -1,0 +1,102 @@
+"""One check for everything that crosses the public API: text must be real Unicode.
+
+``json.loads`` happily produces lone surrogates (``"\\ud800"``) that no file, socket or SQLite
+column can hold: they used to fail deep inside a write with a UnicodeEncodeError. Mappings
+passed in (metadata, filters, extractions, search configs) are JSON-shaped, so their keys must
+be strings. :func:`checked_inputs` applies both rules to every argument of every public
+method of a class, naming the method and the argument (``memory.add: metadata['k'][0]``)
+before the method runs, so a rejected call has written nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from .errors import InvalidInput
+
+__all__ = ["check_input", "checked_inputs", "MAX_NESTING"]
+
+MAX_NESTING = 200  # deeper argument structures are refused (and this bounds the walk)
+# Arguments that are file system paths: a path read from disk may carry surrogate escapes.
+PATH_PARAMETERS = frozenset({"path", "paths", "dirs", "home"})
+
+T = TypeVar("T", bound=type)
+
+
+def _bad_text(text: str) -> int | None:
+    """Index of the first character UTF-8 cannot encode (a lone surrogate), else None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def check_input(where: str, name: str, value: Any) -> None:
+    """Raise InvalidInput naming ``where`` and the part of ``name`` that holds invalid text or
+    a non-string mapping key. Walks str, mappings, lists, tuples and sets; other objects are
+    left to the callee."""
+    stack: list[tuple[Any, str, int]] = [(value, name, 0)]
+    while stack:
+        item, label, depth = stack.pop()
+        if isinstance(item, str):
+            bad = _bad_text(item)
+            if bad is not None:
+                raise InvalidInput(
+                    f"{where}: {label} holds a lone surrogate (U+{ord(item[bad]):04X}) at character {bad}; "
+                    "pass valid Unicode text (half of a \\ud83d\\ude00-style pair is not a character)"
+                )
+            continue
+        if depth >= MAX_NESTING and isinstance(item, (Mapping, list, tuple, set, frozenset)):
+            raise InvalidInput(f"{where}: {label} is nested more than {MAX_NESTING} levels deep")
+        if isinstance(item, Mapping):
+            for key, sub in item.items():
+                if not isinstance(key, str):
+                    raise InvalidInput(f"{where}: {label} has the key {key!r} ({type(key).__name__}); "
+                                       "keys must be strings")
+                stack.append((key, f"{label} key {key[:40]!r}", depth + 1))
+                stack.append((sub, f"{label}[{key[:40]!r}]", depth + 1))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((sub, f"{label}[{i}]", depth + 1) for i, sub in enumerate(item))
+        elif isinstance(item, (set, frozenset)):
+            stack.extend((sub, f"{label} item", depth + 1) for sub in item)
+
+
+def _wrap(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return fn(*args, **kwargs)  # let Python report the wrong call as usual
+        for name, value in bound.arguments.items():
+            if name in ("self", "cls") or name in PATH_PARAMETERS:
+                continue
+            check_input(where, name, value)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def checked_inputs(label: str) -> Callable[[T], T]:
+    """Class decorator: every public method checks its arguments with :func:`check_input`
+    (errors say ``<label>.<method>: <argument>...``)."""
+
+    def decorate(cls: T) -> T:
+        for attr, value in list(vars(cls).items()):
+            if attr.startswith("_"):
+                continue
+            if isinstance(value, staticmethod):
+                setattr(cls, attr, staticmethod(_wrap(value.__func__, f"{label}.{attr}")))
+            elif inspect.isfunction(value):
+                setattr(cls, attr, _wrap(value, f"{label}.{attr}"))
+        return cls
+
+    return decorate
