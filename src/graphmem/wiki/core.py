@@ -16,7 +16,10 @@ leave files newer than the store, and the next sync re-indexes them (their size/
 longer match the store's), so the two agree again.
 
 Sync is stat-based: a file whose size and mtime_ns match its row is not read; one that
-differs is hashed and re-indexed only if its content changed.
+differs is hashed and re-indexed only if its content changed. The scan only nominates
+candidates; each is decided again inside the transaction from its file and row as they are
+then, so a page is removed only when its file is absent with the write lock held (a page
+another process committed during the scan is never taken for a deleted one).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
 from ..text import content_hash, normalize_name, short_id
-from .files import FileTxn, append_line, read_bytes
+from .files import FileTxn, append_line, read_file
 from .indexfiles import stage_index
 from .markdown import index_text, parse_page
 from .slugs import RESERVED_DIRS, shard_of
@@ -330,22 +333,33 @@ class WikiCore:
             return result
 
         def make_plan() -> Plan:
-            # Re-read inside the transaction: another process may have synced meanwhile.
-            now_rows = store.page_stats(changed + gone)
+            # Decide again inside the transaction, from each file and row as they are now. The
+            # scan and the row read above are not one view: a page another process committed
+            # between them looks deleted (its row without its file), and a directory listing
+            # may miss a file renamed into place meanwhile. No graphmem process renames or
+            # deletes a page file without holding this transaction's lock, so what is seen
+            # here stays true until commit.
+            candidates = sorted(set(changed) | set(gone))
+            now_rows = store.page_stats(candidates)
             plan = Plan()
-            existing = store.pages_by_slug(now_rows[rel][0] for rel in changed if rel in now_rows)
+            existing = store.pages_by_slug(row[0] for row in now_rows.values())
             claimed: set[str] = set()
-            for rel in sorted(changed):
-                raw = read_bytes(self.abspath(rel))
-                if raw is None:
+            vanished: list[str] = []
+            for rel in candidates:
+                row = now_rows.get(rel)
+                current = read_file(self.abspath(rel))
+                if current is None:
+                    if row is not None:
+                        vanished.append(rel)  # verifiably absent, with the lock held
                     continue
-                st = on_disk[rel]
+                raw, st = current
+                if row is not None and (row[1], row[2]) == (st.st_size, st.st_mtime_ns):
+                    continue  # indexed as it is (by another process meanwhile)
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     result["skipped"].append({"path": rel, "reason": "not UTF-8 text; convert it to index it"})
                     continue
-                row = now_rows.get(rel)
                 if row is not None and row[3] == content_hash(text):
                     plan.stat_only.append((row[0], st.st_size, st.st_mtime_ns))
                     continue
@@ -362,7 +376,7 @@ class WikiCore:
                 plan.writes.append(PageWrite(category, slug, rel, text, old=raw, existing=existing.get(slug),
                                              op="sync", from_disk=True, stat=(st.st_size, st.st_mtime_ns),
                                              extra={"change": "edited" if row else "added"}))
-            plan.deletes = list(store.pages_by_slug(now_rows[rel][0] for rel in gone if rel in now_rows).values())
+            plan.deletes = [existing[now_rows[rel][0]] for rel in vanished if now_rows[rel][0] in existing]
             if plan.writes or plan.deletes:
                 names = [f"{w.category}/{w.slug}" for w in plan.writes] + [f"-{p.category}/{p.slug}"
                                                                           for p in plan.deletes]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import BackendError
 
-__all__ = ["FileTxn", "append_line", "read_bytes"]
+__all__ = ["FileTxn", "append_line", "read_bytes", "read_file"]
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -29,6 +29,27 @@ def read_bytes(path: Path) -> bytes | None:
         return None
     except OSError as exc:
         raise BackendError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def read_file(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes with the stat of the same open file (so the two agree), or None
+    when it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BackendError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, max(st.st_size, 65536)):
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    except OSError as exc:
+        raise BackendError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
 
 
 @dataclass
