@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import graphmem
-from graphmem.errors import StoreBusy
+from graphmem.errors import BackendError, NotFound, StoreBusy
 
 pytestmark = pytest.mark.reliability
 
@@ -72,3 +74,139 @@ def test_concurrent_writers_and_sync_lose_no_acknowledged_page(tmp_path: Path) -
         lost_rows = sorted(slug for slug, _ in acked if slug not in rows)
         lost_files = sorted(path for _, path in acked if not Path(path).is_file())
     assert lost_rows == [] and lost_files == [], f"{len(lost_rows)} rows, {len(lost_files)} files lost"
+
+
+# -- defect 3: symlinks inside wiki/ are followed ---------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes (links not followed)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+@pytest.fixture
+def wkb(tmp_path: Path) -> Any:
+    """A knowledge base with one page, and a folder ``outside`` next to it holding a secret."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the zebrapassword is hunter2\n", encoding="utf-8")
+    with graphmem.open(tmp_path / "kb") as kb:
+        kb.wiki.write_page("notes", "Existing", "A page that was there before.\n")
+        yield kb
+
+
+def _outside(wkb: Any) -> Path:
+    return wkb.home.parent / "outside"
+
+
+def test_symlinked_category_folder_is_refused_and_nothing_is_written_outside(wkb):
+    os.symlink("../../outside", wkb.wiki.dir / "evil")
+    before = _tree(_outside(wkb))
+    with pytest.raises(BackendError, match=r"evil.*symbolic link"):
+        wkb.wiki.write_page("evil", "Planted", "planted text\n")
+    assert _tree(_outside(wkb)) == before and not (_outside(wkb) / "planted.md").exists()
+    assert wkb.store.get_page("planted") is None
+
+
+def test_cli_wiki_write_through_symlinked_folder_fails_with_one_line(wkb):
+    os.symlink("../../outside", wkb.wiki.dir / "evil")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update(GRAPHMEM_EMBED_MODEL="none")
+    p = subprocess.run([sys.executable, "-m", "graphmem", "--home", str(wkb.home), "wiki", "write", "evil",
+                        "Planted", "--content", "planted"], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith("note:")]
+    assert len(errors) == 1 and "evil" in errors[0] and "symbolic link" in errors[0], p.stderr
+    assert not (_outside(wkb) / "planted.md").exists()
+
+
+def test_symlinked_log_md_is_not_appended_to(wkb):
+    log = wkb.wiki.dir / "log.md"
+    target = _outside(wkb) / "log-target.md"
+    target.write_bytes(log.read_bytes())
+    log.unlink()
+    os.symlink(target, log)
+    before = target.read_bytes()
+    with pytest.raises(BackendError, match=r"log\.md.*symbolic link"):
+        wkb.wiki.write_page("notes", "Another", "text\n")
+    assert target.read_bytes() == before
+    assert wkb.store.get_page("another") is None and not (wkb.wiki.dir / "notes" / "another.md").exists()
+
+
+def test_symlinked_page_never_makes_an_outside_file_readable_or_searchable(wkb):
+    link = wkb.wiki.dir / "notes" / "secret.md"
+    os.symlink(_outside(wkb) / "secret.txt", link)
+    before = _tree(_outside(wkb))
+    res = wkb.wiki.sync()
+    assert [s["path"] for s in res["skipped"]] == ["notes/secret.md"]
+    assert "symbolic link" in res["skipped"][0]["reason"]
+    with pytest.raises((BackendError, NotFound)):
+        wkb.wiki.read_page("notes", "secret")
+    with pytest.raises(BackendError, match="secret.md"):
+        wkb.wiki.write_page("notes", "Secret", "overwrite it\n")
+    assert wkb.wiki.search_wiki("zebrapassword") == []
+    assert wkb.store.get_page("secret") is None
+    assert _tree(_outside(wkb)) == before and link.is_symlink()
+
+
+def test_page_file_replaced_by_symlink_is_not_read_deleted_or_reindexed(wkb):
+    page = wkb.wiki.dir / "notes" / "existing.md"
+    page.unlink()
+    os.symlink(_outside(wkb) / "secret.txt", page)
+    before = _tree(_outside(wkb))
+    res = wkb.wiki.sync()
+    assert [s["path"] for s in res["skipped"]] == ["notes/existing.md"] and res["removed"] == []
+    with pytest.raises(BackendError, match="existing.md"):
+        wkb.wiki.read_page("notes", "Existing")
+    with pytest.raises(BackendError, match="existing.md"):
+        wkb.wiki.delete_page("notes", "Existing")
+    assert wkb.wiki.search_wiki("zebrapassword") == []
+    assert _tree(_outside(wkb)) == before and page.is_symlink()
+
+
+def test_symlinked_index_files_are_refused(wkb):
+    target = _outside(wkb) / "index-target.md"
+    target.write_text("outside index\n", encoding="utf-8")
+    index = wkb.wiki.dir / "index.md"
+    index.unlink()
+    os.symlink(target, index)
+    with pytest.raises(BackendError, match=r"index\.md.*symbolic link"):
+        wkb.wiki.write_page("notes", "New one", "text\n")
+    assert target.read_text(encoding="utf-8") == "outside index\n"
+    index.unlink()
+    shards = wkb.wiki.dir / "_index"
+    for f in sorted(shards.rglob("*"), reverse=True):
+        f.unlink() if f.is_file() else f.rmdir()
+    shards.rmdir()
+    os.symlink(_outside(wkb), shards)
+    before = _tree(_outside(wkb))
+    with pytest.raises(BackendError, match=r"_index.*symbolic link"):
+        wkb.wiki.write_page("notes", "New one", "text\n")
+    with pytest.raises(BackendError, match=r"_index.*symbolic link"):
+        wkb.wiki.lint_wiki(fix=True)
+    assert _tree(_outside(wkb)) == before and wkb.store.get_page("new-one") is None
+
+
+def test_planted_temp_file_symlink_is_not_written_through(wkb):
+    target = _outside(wkb) / "temp-target"
+    target.write_text("keep\n", encoding="utf-8")
+    for seq in range(1, 4):
+        os.symlink(target, wkb.wiki.dir / "notes" / f".existing.md.{os.getpid()}-{seq}.tmp")
+    wkb.wiki.write_page("notes", "Existing", "Rewritten.\n")
+    assert target.read_text(encoding="utf-8") == "keep\n"
+    assert (wkb.wiki.dir / "notes" / "existing.md").read_text(encoding="utf-8").endswith("Rewritten.\n")
+
+
+def test_symlinked_wiki_folder_is_refused(tmp_path: Path):
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    home = tmp_path / "kb"
+    home.mkdir()
+    os.symlink(real, home / "wiki")
+    with graphmem.open(home) as kb:
+        with pytest.raises(BackendError, match=r"wiki.*symbolic link"):
+            kb.wiki.write_page("notes", "Page", "text\n")
+        with pytest.raises(BackendError, match=r"wiki.*symbolic link"):
+            kb.wiki.list_pages()
+    assert list(real.rglob("*")) == []

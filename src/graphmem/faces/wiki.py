@@ -19,7 +19,7 @@ from ..errors import GraphmemError, InvalidInput, NotFound
 from ..models import Page
 from ..text import normalize_name
 from ..wiki.core import PageWrite, Plan, WikiCore
-from ..wiki.files import read_bytes
+from ..wiki.files import exists, lstat, open_read, read_bytes
 from ..wiki.generate import DOC, ENT, plan_auto_pages
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
@@ -82,7 +82,7 @@ class Wiki:
             fm: dict[str, Any] = {}
             if existing is not None:
                 slug, rel = existing.slug, existing.path
-                old = read_bytes(self._core.abspath(rel))
+                old = read_bytes(self.dir, self._core.abspath(rel))
                 if old is not None:
                     fm_old, _, _, error = split_front_matter(old.decode("utf-8", errors="replace"))
                     fm = dict(fm_old) if error is None else {}
@@ -90,7 +90,7 @@ class Wiki:
                 base = slugify(title_s)
                 taken = store.slugs_taken(base)
                 slug = unique_slug(base, taken)
-                while page_path(self.dir, cat, slug).exists():  # an unindexed file there: never clobber it
+                while exists(self.dir, page_path(self.dir, cat, slug)):  # an unindexed file there: never clobber it
                     taken.add(slug)
                     slug = unique_slug(base, taken)
                 rel = f"{cat}/{slug}.md"
@@ -213,7 +213,7 @@ class Wiki:
                 "updated": page.updated_at, "created_at": page.created_at}
 
     def _read(self, page: Page) -> dict[str, Any]:
-        raw = read_bytes(self._core.abspath(page.path))
+        raw = read_bytes(self.dir, self._core.abspath(page.path))
         if raw is None:
             raise NotFound(f"page '{page.slug}': its file {page.path} is gone; run `graphmem wiki sync`")
         fm, body, _, _ = split_front_matter(raw.decode("utf-8", errors="replace"))
@@ -245,7 +245,7 @@ class Wiki:
         self._core.autosync()
         hits = store.search_pages(query, k, cat)
         # A hit whose file changed since it was indexed is re-indexed and the search re-run.
-        stale = [p.path for p, _, _ in hits if _stat_key(self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
+        stale = [p.path for p, _, _ in hits if _stat_key(self.dir, self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
         if stale:
             self._core.sync(stale)
             hits = store.search_pages(query, k, cat)
@@ -281,7 +281,7 @@ class Wiki:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
         _check_count("last_n", last_n)
-        lines = _tail_lines(self.dir / "log.md", last_n) if last_n else []
+        lines = _tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
         out = []
         for line in lines:
             m = _LOG_LINE.match(line)
@@ -430,19 +430,18 @@ class Wiki:
             total["documents"] += len(plan.info.get("documents", []))
 
 
-def _stat_key(path: Path) -> tuple[int, int] | None:
+def _stat_key(root: Path, path: Path) -> tuple[int, int] | None:
     try:
-        st = os.stat(path)
-    except OSError:
+        st = lstat(root, path)
+    except GraphmemError:  # a link there: sync reports it
         return None
-    return st.st_size, st.st_mtime_ns
+    return None if st is None else (st.st_size, st.st_mtime_ns)
 
 
-def _tail_lines(path: Path, n: int, block: int = 65536) -> list[str]:
+def _tail_lines(root: Path, path: Path, n: int, block: int = 65536) -> list[str]:
     """The last ``n`` lines starting with ``## [`` of a file, read backwards in blocks."""
-    try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
+    fh = open_read(root, path)
+    if fh is None:
         return []
     with fh:
         fh.seek(0, os.SEEK_END)

@@ -25,6 +25,7 @@ another process committed during the scan is never taken for a deleted one).
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
 from ..text import content_hash, normalize_name, short_id
-from .files import FileTxn, append_line, read_file
+from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file
 from .indexfiles import stage_index
 from .markdown import index_text, parse_page
 from .slugs import RESERVED_DIRS, shard_of
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
 __all__ = ["PageWrite", "Plan", "WikiCore", "log_time", "page_summary"]
+
+_LINK_REASON = "a symbolic link; graphmem does not follow links inside wiki/ (put the file itself there)"
 
 
 @dataclass
@@ -107,6 +110,7 @@ class WikiCore:
         self.dir = kb.home / "wiki"
         self._dirs_seen: dict[str, int] | None = None
         self._last_full = -1e18
+        self._links_warned: set[str] = set()  # symbolic links autosync has warned about
         # slug -> entity id known to the operation being applied (filled by generated-page
         # plans, which know them), so that claims resolve without a query per page.
         self.slug_hint: dict[str, str] = {}
@@ -193,10 +197,12 @@ class WikiCore:
         it reads is what gets written), then its pages are written, deleted, indexed and logged
         as described in the module docstring. Returns the plan, with ``saved`` filled in."""
         kb, store = self.kb, self.kb.store
-        ftx = FileTxn()
+        ftx = FileTxn(self.dir)
         try:
             with store.transaction():
                 plan = make_plan()
+                if plan.log:  # refused before anything is written, not after the commit
+                    checked(self.dir, self.dir / "log.md")
                 now = kb.now()
                 shards: dict[tuple[str, str], dict[str, Page | None]] = {}
                 for w in plan.writes:
@@ -205,7 +211,9 @@ class WikiCore:
                         assert w.stat is not None
                         size, mtime = w.stat
                     else:
-                        st = ftx.write(path, w.text.encode("utf-8"), old=w.old) or os.stat(path)
+                        st = ftx.write(path, w.text.encode("utf-8"), old=w.old) or lstat(self.dir, path)
+                        if st is None:
+                            raise BackendError(f"{path} vanished while it was being written; retry")
                         size, mtime = st.st_size, st.st_mtime_ns
                     page, links, claims, sources = self.build_row(w, size, mtime, now)
                     old_row = w.existing
@@ -253,36 +261,51 @@ class WikiCore:
     def append_log(self, entries: Sequence[str], now: str) -> None:
         """Append ``## [time] entry`` lines to log.md (created with a title when absent)."""
         path = self.dir / "log.md"
-        head = "" if path.exists() else "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n"
+        head = "" if exists(self.dir, path) else "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n"
         stamp = log_time(now)
         lines = "".join(f"## [{stamp}] {' '.join(e.split())}\n" for e in entries)
-        append_line(path, head + lines)
+        append_line(self.dir, path, head + lines)
 
     # -- sync ----------------------------------------------------------------------------------------
 
-    def _page_entries(self) -> Iterator[tuple[str, os.DirEntry[str]]]:
-        """``(category, entry)`` of every page file ``<category>/<name>.md`` under wiki/."""
+    def _page_entries(self, links: list[str] | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """``(category, entry)`` of every page file ``<category>/<name>.md`` under wiki/.
+        Symbolic links (category folders, page files) are not followed: their paths are
+        added to ``links`` (``evil/`` for a folder)."""
+        checked(self.dir, self.dir)
         try:
-            cats = [e for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
+            top = list(os.scandir(self.dir))
         except FileNotFoundError:
             return
-        for cat in cats:
-            if cat.name.startswith(".") or cat.name in RESERVED_DIRS:
+        cats = []
+        for e in top:
+            if e.name.startswith(".") or e.name in RESERVED_DIRS:
                 continue
+            if e.is_symlink():
+                if links is not None and not e.name.endswith(".md"):
+                    links.append(e.name + "/")
+            elif e.is_dir(follow_symlinks=False):
+                cats.append(e)
+        for cat in cats:
             try:
                 entries = list(os.scandir(cat.path))
             except OSError:
                 continue
             for e in entries:
-                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
+                if not e.name.endswith(".md") or e.name.startswith("."):
+                    continue
+                if e.is_symlink():
+                    if links is not None:
+                        links.append(f"{cat.name}/{e.name}")
+                elif e.is_file(follow_symlinks=False):
                     yield cat.name, e
 
-    def _scan(self) -> dict[str, os.stat_result]:
-        """Every page file with its stat."""
+    def _scan(self, links: list[str]) -> dict[str, os.stat_result]:
+        """Every page file with its stat (symbolic links are added to ``links``)."""
         out: dict[str, os.stat_result] = {}
-        for cat, e in self._page_entries():
+        for cat, e in self._page_entries(links):
             try:
-                out[f"{cat}/{e.name}"] = e.stat()
+                out[f"{cat}/{e.name}"] = e.stat(follow_symlinks=False)
             except OSError:
                 continue
         return out
@@ -316,19 +339,23 @@ class WikiCore:
         """
         store = self.kb.store
         full = paths is None
+        links: list[str] = []
         if full:
-            on_disk = self._scan()
+            on_disk = self._scan(links)
             rows = store.page_files()
             self._last_full = time.monotonic()
             self._dirs_seen = self._dir_state()
         else:
-            on_disk = self._stat_paths(paths or ())
+            on_disk = self._stat_paths(paths or (), links)
             rows = store.page_stats(paths or ())
         changed = [rel for rel, st in on_disk.items()
                    if rel not in rows or (rows[rel][1], rows[rel][2]) != (st.st_size, st.st_mtime_ns)]
-        gone = [rel for rel in rows if rel not in on_disk]
+        # A page whose file (or folder) is now a link is neither re-read nor removed.
+        linked = set(links)
+        gone = [rel for rel in rows if rel not in on_disk and rel not in linked
+                and rel.split("/", 1)[0] + "/" not in linked]
         result: dict[str, Any] = {"indexed": [], "removed": [], "unchanged": len(on_disk) - len(changed),
-                                  "skipped": []}
+                                  "skipped": [{"path": rel, "reason": _LINK_REASON} for rel in sorted(linked)]}
         if not changed and not gone:
             return result
 
@@ -347,7 +374,11 @@ class WikiCore:
             vanished: list[str] = []
             for rel in candidates:
                 row = now_rows.get(rel)
-                current = read_file(self.abspath(rel))
+                try:
+                    current = read_file(self.dir, self.abspath(rel))
+                except UnsafePath:
+                    result["skipped"].append({"path": rel, "reason": _LINK_REASON})
+                    continue
                 if current is None:
                     if row is not None:
                         vanished.append(rel)  # verifiably absent, with the lock held
@@ -389,15 +420,17 @@ class WikiCore:
         result["removed"] = [f"{p.category}/{p.slug}" for p in plan.deletes]
         return result
 
-    def _stat_paths(self, paths: Sequence[str]) -> dict[str, os.stat_result]:
+    def _stat_paths(self, paths: Sequence[str], links: list[str]) -> dict[str, os.stat_result]:
+        checked(self.dir, self.dir)
         out: dict[str, os.stat_result] = {}
         for rel in paths:
             try:
-                out[rel] = os.stat(self.abspath(rel))
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise BackendError(f"cannot read wiki page {rel}: {exc.strerror}") from None
+                st = lstat(self.dir, self.abspath(rel))
+            except UnsafePath:
+                links.append(rel)
+                continue
+            if st is not None and stat.S_ISREG(st.st_mode):
+                out[rel] = st
         return out
 
     def autosync(self, paths: Sequence[str] = (), periodic: bool = True) -> None:
@@ -409,6 +442,12 @@ class WikiCore:
         interval = float(self.kb.config["wiki"]["autosync_interval"])
         if (self._dirs_seen is None or (periodic and time.monotonic() - self._last_full >= interval)
                 or self._dir_state() != self._dirs_seen):
-            self.sync()
+            res = self.sync()
         elif paths:
-            self.sync(list(paths))
+            res = self.sync(list(paths))
+        else:
+            return
+        for s in res["skipped"]:
+            if s["reason"] == _LINK_REASON and s["path"] not in self._links_warned:
+                self._links_warned.add(s["path"])
+                self.kb.warn(f"wiki/{s['path']} skipped: {_LINK_REASON}")

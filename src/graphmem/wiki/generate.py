@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..models import Document, Edge, Node, Page, Provenance
 from ..text import normalize_name
 from .core import PageWrite, Plan, WikiCore
-from .files import read_bytes
+from .files import exists, read_bytes
 from .markdown import dump_front_matter, replace_generated, split_front_matter
 from .slugs import page_path, slugify
 
@@ -129,7 +129,7 @@ def _allocate(store: Store, wiki_dir: Any, category: str, title: str, planned: s
     taken = store.slugs_taken(base)
     slug, n = base, 1
     # Never overwrite a file that sits there unindexed (dropped by hand, not yet synced).
-    while slug in taken or slug in planned or page_path(wiki_dir, category, slug).exists():
+    while slug in taken or slug in planned or exists(wiki_dir, page_path(wiki_dir, category, slug)):
         n += 1
         slug = f"{base}-{n}"
     planned.add(slug)
@@ -262,7 +262,7 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
                 block: str, sources: list[str], tags: list[str], now: str) -> PageWrite | None:
     """The write that puts ``block`` in the page (None when nothing would change)."""
     rel = page.path if page else f"{category}/{slug}.md"
-    old = read_bytes(core.abspath(rel)) if page else None
+    old = read_bytes(core.dir, core.abspath(rel)) if page else None
     if old is not None:
         try:
             old_text = old.decode("utf-8")
