@@ -210,3 +210,58 @@ def test_symlinked_wiki_folder_is_refused(tmp_path: Path):
         with pytest.raises(BackendError, match=r"wiki.*symbolic link"):
             kb.wiki.list_pages()
     assert list(real.rglob("*")) == []
+
+
+# -- defect 5: a punctuation-only document title blocks every later regeneration ---------------------------
+
+
+def _ingest(kb: Any, doc_id: str, title: str, name: str) -> None:
+    text = f"{name} is a component of the platform."
+    kb.ingest_with_content(doc_id, title, f"{doc_id}.txt", text,
+                           [{"name": name, "type": "component", "supporting_text": text}], [])
+
+
+def test_punctuation_only_title_gets_a_fallback_slug_and_blocks_nothing(tmp_path: Path):
+    with graphmem.open(tmp_path / "kb", config={"wiki": {"entity_min_documents": 1}}) as kb:
+        _ingest(kb, "doc_bang", "!!!", "Flux capacitor")
+        _ingest(kb, "doc_fine", "A fine title", "Warp core")
+        res = kb.wiki.sync()
+        assert res.get("failed", []) == []
+        assert kb.store.wiki_dirty() == []
+        pages = kb.store.pages_by_subject(["doc:doc_bang", "doc:doc_fine"])
+        assert pages["doc:doc_fine"].slug == "a-fine-title"
+        bang = pages["doc:doc_bang"]
+        assert bang.slug == "doc-bang" and bang.title == "!!!"
+        assert (kb.wiki.dir / bang.path).is_file()
+        assert kb.wiki.read_page_by_slug("doc-bang")["title"] == "!!!"
+
+
+def test_one_failing_generated_page_is_reported_and_does_not_block_the_others(tmp_path: Path, monkeypatch):
+    from graphmem.wiki import generate
+
+    real = generate._summary_block
+
+    def fails_for_doc_x(ctx, store, d, *args):
+        if d.doc_id == "doc_x":
+            raise BackendError("cannot render doc_x (injected)")
+        return real(ctx, store, d, *args)
+
+    monkeypatch.setattr(generate, "_summary_block", fails_for_doc_x)
+    with graphmem.open(tmp_path / "kb") as kb:
+        with pytest.warns(UserWarning, match="doc_x"):
+            with kb.wiki.deferred():
+                _ingest(kb, "doc_a", "Alpha report", "Alpha engine")
+                _ingest(kb, "doc_x", "Broken report", "Broken engine")
+                _ingest(kb, "doc_z", "Zulu report", "Zulu engine")
+        pages = kb.store.pages_by_subject(["doc:doc_a", "doc:doc_x", "doc:doc_z"])
+        assert sorted(pages) == ["doc:doc_a", "doc:doc_z"]
+        assert kb.store.wiki_dirty() == ["doc:doc_x"]  # still marked: retried later
+        _ingest(kb, "doc_b", "Bravo report", "Bravo engine")  # a later ingest is not blocked
+        assert "doc:doc_b" in kb.store.pages_by_subject(["doc:doc_b"])
+        with pytest.warns(UserWarning, match="doc_x"):
+            res = kb.wiki.sync()  # nor is an explicit sync: it reports the one page
+        assert [f["key"] for f in res["failed"]] == ["doc:doc_x"] and "injected" in res["failed"][0]["error"]
+        monkeypatch.setattr(generate, "_summary_block", real)
+        res = kb.wiki.sync()  # once the cause is gone, the retry succeeds
+        assert res["failed"] == [] and kb.store.wiki_dirty() == []
+        assert "doc:doc_x" in kb.store.pages_by_subject(["doc:doc_x"])

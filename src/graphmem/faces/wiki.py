@@ -20,10 +20,11 @@ from ..models import Page
 from ..text import normalize_name
 from ..wiki.core import PageWrite, Plan, WikiCore
 from ..wiki.files import exists, lstat, open_read, read_bytes
-from ..wiki.generate import DOC, ENT, plan_auto_pages
+from ..wiki.generate import DOC, ENT
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
+from ..wiki.regen import regenerate
 from ..wiki.slugs import RESERVED_DIRS, category_slug, check_text, page_path, slugify, unique_slug
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["Wiki"]
 
 _LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
-_FLUSH_KEYS = 2000  # generated pages per transaction when catching up
 
 
 class Wiki:
@@ -43,6 +43,7 @@ class Wiki:
         self._core = WikiCore(kb)
         self._defer = 0
         self._since_flush = 0  # documents ingested under deferred() since the last flush
+        self._failed: set[str] = set()  # marks whose pages failed: automatic flushes skip them
 
     @property
     def dir(self) -> Path:
@@ -176,7 +177,7 @@ class Wiki:
     def _catch_up(self) -> None:
         """Regenerate pages an earlier process left marked (it stopped before its flush), so
         that what is read is current; a failure here is a warning, not a failed read."""
-        if self._defer or not self._kb.store.wiki_dirty(1):
+        if self._defer or all(k in self._failed for k in self._kb.store.wiki_dirty(len(self._failed) + 1)):
             return
         warnings: list[str] = []
         self.flush(warnings)
@@ -297,7 +298,8 @@ class Wiki:
         """Re-index pages edited, added or deleted by hand (by stat, then content hash), and
         regenerate generated pages left pending by an interrupted ingest."""
         res = self._core.sync()
-        res["regenerated"] = self.flush()["pages"]
+        regen = self.flush(retry_failed=True)
+        res["regenerated"], res["failed"] = regen["pages"], regen["failed"]
         return res
 
     def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> dict[str, Any]:
@@ -360,7 +362,9 @@ class Wiki:
         if not cfg["auto_pages"]:
             return
         store = self._kb.store
-        store.mark_wiki_dirty([DOC + doc_id, *(ENT + e for e in entity_ids)])
+        keys = [DOC + doc_id, *(ENT + e for e in entity_ids)]
+        store.mark_wiki_dirty(keys)
+        self._failed.difference_update(keys)  # a page that failed earlier gets one more try
         if self._defer:
             self._since_flush += 1
             return
@@ -370,64 +374,50 @@ class Wiki:
                 return
         try:
             with store.savepoint():
-                self.flush()
+                errors = list(dict.fromkeys(f["error"] for f in self._flush(None)["failed"]))
         except GraphmemError as exc:
-            msg = f"wiki pages for '{doc_id}' not updated ({exc}); they are retried by `graphmem wiki sync`"
+            errors = [str(exc)]
+        if errors:
+            msg = (f"wiki pages for '{doc_id}' not updated ({'; '.join(errors[:3])}); they are retried by "
+                   "`graphmem wiki sync`")
             if warnings is not None:
                 warnings.append(msg)
             else:
                 self._kb.warn(msg)
 
-    def flush(self, warnings: list[str] | None = None, label: str | None = None) -> dict[str, Any]:
-        """Regenerate every generated page marked stale; ``{"pages": n, "documents": m}``.
+    def flush(self, warnings: list[str] | None = None, label: str | None = None, retry_failed: bool = False
+              ) -> dict[str, Any]:
+        """Regenerate every generated page marked stale; ``{"pages": n, "documents": m,
+        "failed": [{"key", "error"}]}``.
 
-        With a ``warnings`` list (bulk ingest), a failure to write pages is reported there
-        instead of raised; the pages stay marked and are retried by the next flush or sync.
+        A page that cannot be regenerated never stops the others: it stays marked, is reported
+        (in ``failed`` and as a warning, or in ``warnings`` when given — bulk ingest) and is
+        not tried again by this session's automatic flushes unless ``retry_failed`` (``wiki
+        sync``). With ``warnings``, a failure of the whole flush (a busy store) is reported
+        there instead of raised.
         """
-        if warnings is not None:
-            try:
-                return self._flush(label)
-            except GraphmemError as exc:
-                warnings.append(f"wiki pages not updated ({exc}); they are retried by `graphmem wiki sync`")
-                return {"pages": 0, "documents": 0}
-        return self._flush(label)
+        try:
+            res = self._flush(label, retry_failed)
+        except GraphmemError as exc:  # nothing regenerated (the store was busy)
+            if warnings is None:
+                raise
+            warnings.append(f"wiki pages not updated ({exc}); they are retried by `graphmem wiki sync`")
+            return {"pages": 0, "documents": 0, "failed": []}
+        for f in res["failed"]:
+            msg = (f"wiki page for {f['key']} not updated ({f['error']}); it stays marked and is retried by "
+                   "`graphmem wiki sync`")
+            if warnings is not None:
+                warnings.append(msg)
+            else:
+                self._kb.warn(msg)
+        return res
 
-    def _flush(self, label: str | None) -> dict[str, Any]:
-        store = self._kb.store
+    def _flush(self, label: str | None, retry_failed: bool = False) -> dict[str, Any]:
         self._since_flush = 0
-        total = {"pages": 0, "documents": 0}
-        done: set[str] = set()
-        while True:
-            keys = [k for k in store.wiki_dirty(_FLUSH_KEYS + len(done)) if k not in done][:_FLUSH_KEYS]
-            if not keys:
-                return total
-            done.update(keys)
-
-            def make_plan(keys: list[str] = keys) -> Plan:
-                plan = plan_auto_pages(self._core, keys, self._kb.now())
-                # Entities a document brought along are up to date now: unmark them too, so a
-                # later chunk does not render them again.
-                plan.clear_dirty = sorted(set(keys) | set(plan.info["subjects"]))
-                done.update(plan.clear_dirty)
-                if plan.info["relink"]:
-                    store.mark_wiki_dirty(plan.info["relink"])
-                info = plan.info
-                if plan.writes and label:
-                    plan.log += [f"update | {w.category}/{w.slug} — {label}" for w in plan.writes]
-                elif plan.writes:
-                    docs = info["documents"]
-                    summaries = [w for w in plan.writes if w.subject and w.subject.startswith(DOC)]
-                    n_ent = info["entity"]
-                    if len(docs) == 1 and summaries:
-                        head = f"{summaries[0].category}/{summaries[0].slug} — {docs[0]}"
-                    else:
-                        head = f"wiki — {len(docs)} documents: {info['summary']} summary pages"
-                    plan.log.append(f"ingest | {head}; {n_ent} entity page{'s' if n_ent != 1 else ''} updated")
-                return plan
-
-            plan = self._core.apply(make_plan)
-            total["pages"] += len(plan.saved)
-            total["documents"] += len(plan.info.get("documents", []))
+        res = regenerate(self._core, label, skip=frozenset() if retry_failed else frozenset(self._failed))
+        failed = {f["key"] for f in res["failed"]}
+        self._failed = failed if retry_failed else self._failed | failed
+        return res
 
 
 def _stat_key(root: Path, path: Path) -> tuple[int, int] | None:

@@ -199,7 +199,9 @@ class WikiCore:
         kb, store = self.kb, self.kb.store
         ftx = FileTxn(self.dir)
         try:
-            with store.transaction():
+            # The savepoint undoes a failed operation alone inside a caller's transaction (an
+            # ingest regenerating its pages), so that a caller can go on after it.
+            with store.transaction(), store.savepoint():
                 plan = make_plan()
                 if plan.log:  # refused before anything is written, not after the commit
                     checked(self.dir, self.dir / "log.md")
