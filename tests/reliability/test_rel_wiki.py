@@ -265,3 +265,71 @@ def test_one_failing_generated_page_is_reported_and_does_not_block_the_others(tm
         res = kb.wiki.sync()  # once the cause is gone, the retry succeeds
         assert res["failed"] == [] and kb.store.wiki_dirty() == []
         assert "doc:doc_x" in kb.store.pages_by_subject(["doc:doc_x"])
+
+
+# -- defect 10: temp files of killed processes leak --------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    for _ in range(20):
+        p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                           check=True)
+        pid = int(p.stdout)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+    pytest.skip("could not find a free pid")
+
+
+def _plant_temps(wiki: Path) -> tuple[list[Path], list[Path]]:
+    """Temp files as a killed process leaves them (dead pid) and as a live one has them
+    (this process); returns (dead, live)."""
+    dead_pid, live_pid = _dead_pid(), os.getpid()
+    shard_dir = next((wiki / "_index").iterdir())
+    dead = [wiki / "notes" / f".existing.md.{dead_pid}-1.tmp", wiki / "notes" / f".existing.md.{dead_pid}-undo.tmp",
+            wiki / f".index.md.{dead_pid}-2.tmp", shard_dir / f".ex.md.{dead_pid}-3.tmp"]
+    live = [wiki / "notes" / f".existing.md.{live_pid}-7.tmp", wiki / f".index.md.{live_pid}-8.tmp",
+            shard_dir / f".ex.md.{live_pid}-9.tmp"]
+    for p in dead + live:
+        p.write_text("half-written page\n", encoding="utf-8")
+    return dead, live
+
+
+@pytest.mark.parametrize("trigger", ["sync", "ingest", "read"])
+def test_temp_files_of_dead_processes_are_removed_and_live_ones_kept(tmp_path: Path, trigger: str):
+    home = tmp_path / "kb"
+    with graphmem.open(home) as kb:
+        kb.wiki.write_page("notes", "Existing", "A page.\n")
+        dead, live = _plant_temps(kb.wiki.dir)
+    other = kb.wiki.dir / "notes" / ".not-a-temp-file.md"
+    other.write_text("a person's hidden file\n", encoding="utf-8")
+    with graphmem.open(home) as kb:  # a new session: e.g. the re-run after a kill -9
+        if trigger == "sync":
+            kb.wiki.sync()
+        elif trigger == "ingest":
+            _ingest(kb, "doc_after", "After the crash", "Recovery tool")
+        else:
+            kb.wiki.read_page("notes", "Existing")
+        assert [p.name for p in dead if p.exists()] == []
+        assert [p.name for p in live if not p.exists()] == []
+        assert other.exists()
+        assert all(".tmp" not in p["path"] for p in kb.wiki.list_pages())
+
+
+def test_temp_file_of_a_reused_pid_is_removed_when_older_than_that_process(tmp_path: Path):
+    if not Path(f"/proc/{os.getpid()}/stat").exists():
+        pytest.skip("process start times come from /proc")
+    with graphmem.open(tmp_path / "kb") as kb:
+        kb.wiki.write_page("notes", "Existing", "A page.\n")
+        # Named after this (live) process, but written a day before it started: its writer
+        # died and the pid was given to this process since.
+        stale = kb.wiki.dir / "notes" / f".existing.md.{os.getpid()}-5.tmp"
+        stale.write_text("left by a process that died\n", encoding="utf-8")
+        day_ago = stale.stat().st_mtime - 86400
+        os.utime(stale, (day_ago, day_ago))
+        fresh = kb.wiki.dir / "notes" / f".existing.md.{os.getpid()}-6.tmp"
+        fresh.write_text("being written right now\n", encoding="utf-8")
+        kb.wiki.sync()
+        assert not stale.exists() and fresh.exists()

@@ -297,7 +297,7 @@ class Wiki:
     def sync(self) -> dict[str, Any]:
         """Re-index pages edited, added or deleted by hand (by stat, then content hash), and
         regenerate generated pages left pending by an interrupted ingest."""
-        res = self._core.sync()
+        res = self._core.sync(sweep=True)
         regen = self.flush(retry_failed=True)
         res["regenerated"], res["failed"] = regen["pages"], regen["failed"]
         return res

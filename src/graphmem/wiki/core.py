@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
 from ..text import content_hash, normalize_name, short_id
-from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file
-from .indexfiles import stage_index
+from .files import TEMP_NAME, FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
+from .indexfiles import INDEX_DIR, stage_index
 from .markdown import index_text, parse_page
 from .slugs import RESERVED_DIRS, shard_of
 
@@ -111,6 +111,7 @@ class WikiCore:
         self._dirs_seen: dict[str, int] | None = None
         self._last_full = -1e18
         self._links_warned: set[str] = set()  # symbolic links autosync has warned about
+        self._swept = False  # temp files of dead processes removed in this session
         # slug -> entity id known to the operation being applied (filled by generated-page
         # plans, which know them), so that claims resolve without a query per page.
         self.slug_hint: dict[str, str] = {}
@@ -197,6 +198,8 @@ class WikiCore:
         it reads is what gets written), then its pages are written, deleted, indexed and logged
         as described in the module docstring. Returns the plan, with ``saved`` filled in."""
         kb, store = self.kb, self.kb.store
+        if not self._swept:
+            self.sweep_temp_files()
         ftx = FileTxn(self.dir)
         try:
             # The savepoint undoes a failed operation alone inside a caller's transaction (an
@@ -270,10 +273,11 @@ class WikiCore:
 
     # -- sync ----------------------------------------------------------------------------------------
 
-    def _page_entries(self, links: list[str] | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    def _page_entries(self, links: list[str] | None = None, temps: list[Path] | None = None
+                      ) -> Iterator[tuple[str, os.DirEntry[str]]]:
         """``(category, entry)`` of every page file ``<category>/<name>.md`` under wiki/.
         Symbolic links (category folders, page files) are not followed: their paths are
-        added to ``links`` (``evil/`` for a folder)."""
+        added to ``links`` (``evil/`` for a folder); temp files seen on the way to ``temps``."""
         checked(self.dir, self.dir)
         try:
             top = list(os.scandir(self.dir))
@@ -281,6 +285,8 @@ class WikiCore:
             return
         cats = []
         for e in top:
+            if temps is not None and TEMP_NAME.match(e.name):
+                temps.append(Path(e.path))
             if e.name.startswith(".") or e.name in RESERVED_DIRS:
                 continue
             if e.is_symlink():
@@ -294,6 +300,8 @@ class WikiCore:
             except OSError:
                 continue
             for e in entries:
+                if temps is not None and TEMP_NAME.match(e.name):
+                    temps.append(Path(e.path))
                 if not e.name.endswith(".md") or e.name.startswith("."):
                     continue
                 if e.is_symlink():
@@ -302,15 +310,42 @@ class WikiCore:
                 elif e.is_file(follow_symlinks=False):
                     yield cat.name, e
 
-    def _scan(self, links: list[str]) -> dict[str, os.stat_result]:
-        """Every page file with its stat (symbolic links are added to ``links``)."""
+    def _scan(self, links: list[str], temps: list[Path] | None = None) -> dict[str, os.stat_result]:
+        """Every page file with its stat (symbolic links are added to ``links``, temp files
+        to ``temps``)."""
         out: dict[str, os.stat_result] = {}
-        for cat, e in self._page_entries(links):
+        for cat, e in self._page_entries(links, temps):
             try:
                 out[f"{cat}/{e.name}"] = e.stat(follow_symlinks=False)
             except OSError:
                 continue
         return out
+
+    def sweep_temp_files(self, seen: list[Path] | None = None) -> list[Path]:
+        """Remove temp files that killed processes left in wiki/, its category folders and the
+        index shard folders (see :func:`remove_stale_temps`); ``seen``: those a scan of the
+        category folders just found (else they are listed here). Runs once per session, at the
+        first full sync or the first write."""
+        self._swept = True
+        if seen is None:
+            seen = []
+            for _ in self._page_entries(None, seen):
+                pass
+        candidates = list(seen)
+        index = self.dir / INDEX_DIR
+        try:
+            st = lstat(self.dir, index)
+        except UnsafePath:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            try:
+                for sub in os.scandir(index):
+                    if sub.is_dir(follow_symlinks=False):
+                        with os.scandir(sub.path) as it:
+                            candidates += [Path(e.path) for e in it if TEMP_NAME.match(e.name)]
+            except OSError:
+                pass  # an unreadable shard folder: its temp files wait for the next session
+        return remove_stale_temps(self.dir, candidates) if candidates else []
 
     def list_files(self) -> set[str]:
         """Relative paths of the page files on disk (names only: no stat, for lint)."""
@@ -333,17 +368,21 @@ class WikiCore:
         if self._dirs_seen is not None:
             self._dirs_seen = self._dir_state()
 
-    def sync(self, paths: Sequence[str] | None = None) -> dict[str, Any]:
+    def sync(self, paths: Sequence[str] | None = None, sweep: bool = False) -> dict[str, Any]:
         """Re-index page files that changed on disk, index new ones, drop deleted ones.
 
-        ``paths`` (relative to wiki/) limits the check to those files; None checks all.
+        ``paths`` (relative to wiki/) limits the check to those files; None checks all (and
+        removes temp files of dead processes: at the session's first full sync, or with ``sweep``).
         Returns ``{"indexed": [...], "removed": [...], "unchanged": n, "skipped": [...]}``.
         """
         store = self.kb.store
         full = paths is None
         links: list[str] = []
         if full:
-            on_disk = self._scan(links)
+            temps: list[Path] | None = [] if sweep or not self._swept else None
+            on_disk = self._scan(links, temps)
+            if temps is not None:
+                self.sweep_temp_files(temps)
             rows = store.page_files()
             self._last_full = time.monotonic()
             self._dirs_seen = self._dir_state()

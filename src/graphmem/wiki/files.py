@@ -21,18 +21,21 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import BackendError
 
-__all__ = ["FileTxn", "UnsafePath", "append_line", "checked", "exists", "lstat", "open_read", "read_bytes",
-           "read_file"]
+__all__ = ["FileTxn", "TEMP_NAME", "UnsafePath", "append_line", "checked", "exists", "lstat", "open_read",
+           "read_bytes", "read_file", "remove_stale_temps"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# ``.<name>.<pid>-<n>.tmp`` / ``.<name>.<pid>-undo.tmp`` (+ ``x<k>`` when the name was taken).
+TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-(?:\d+|undo)(?:x\d+)?\.tmp$")
 
 
 class UnsafePath(BackendError):
@@ -299,3 +302,71 @@ def append_line(root: Path, path: Path, text: str) -> None:
         raise BackendError(f"cannot append to {path}: {exc.strerror}") from None
     finally:
         os.close(fd)
+
+
+# -- temp files of dead processes ---------------------------------------------------------------------
+
+
+def remove_stale_temps(root: Path, candidates: Iterable[Path]) -> list[Path]:
+    """Remove the temp files among ``candidates`` (names matching :data:`TEMP_NAME`) whose
+    writer is gone; returns the removed ones. A temp file is stale when no process has its
+    pid, or when the process that has it now started after the file was last written (the
+    pid was reused). A live process's temp file is never touched: it may be about to be
+    renamed into place."""
+    removed: list[Path] = []
+    boot = _boot_time()
+    for path in candidates:
+        m = TEMP_NAME.match(path.name)
+        if m is None:
+            continue
+        try:
+            mtime = os.lstat(checked(root, path.parent) / path.name).st_mtime
+        except (OSError, BackendError):
+            continue
+        pid = int(m.group("pid"))
+        if _pid_alive(pid) and not _started_after(pid, mtime, boot):
+            continue
+        try:
+            os.unlink(path)  # a link with a temp name is removed itself, never its target
+            removed.append(path)
+        except OSError:
+            pass  # read-only folder, or another process removed it first
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, another user's
+        return True
+    return True
+
+
+def _boot_time() -> float | None:
+    try:
+        with open("/proc/stat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"btime "):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _started_after(pid: int, mtime: float, boot: float | None) -> bool:
+    """Whether process ``pid`` started after ``mtime`` (so it cannot have written the file);
+    False when that cannot be told (no /proc)."""
+    if boot is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+        start_ticks = int(data.rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        start = boot + start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return False
+    return mtime < start - 2.0  # btime has a 1 s resolution
