@@ -51,6 +51,7 @@ def _list_and_sync(home: str, stop: Any, rounds: Any) -> None:
         rounds.value = n
 
 
+@pytest.mark.slow
 def test_concurrent_writers_and_sync_lose_no_acknowledged_page(tmp_path: Path) -> None:
     home = str(tmp_path / "kb")
     graphmem.open(home).close()
@@ -74,6 +75,57 @@ def test_concurrent_writers_and_sync_lose_no_acknowledged_page(tmp_path: Path) -
         lost_rows = sorted(slug for slug, _ in acked if slug not in rows)
         lost_files = sorted(path for _, path in acked if not Path(path).is_file())
     assert lost_rows == [] and lost_files == [], f"{len(lost_rows)} rows, {len(lost_files)} files lost"
+
+
+INGESTERS = 3
+DOCS_PER_INGESTER = 300
+
+
+def _ingest_docs(home: str, writer: int, n: int, out: Any) -> None:
+    """Ingest ``n`` documents (each regenerates its summary page and a shared entity's page);
+    put the subject of every acknowledged document's summary page on ``out``."""
+    os.environ["GRAPHMEM_EMBED_MODEL"] = "none"
+    acked = []
+    with graphmem.open(home, config={"store": {"busy_timeout": 60.0}}) as kb:
+        for i in range(n):
+            first = f"Gadget {writer}-{i} depends on the shared bus."
+            kb.ingest_with_content(
+                f"d{writer}_{i}", f"Report {writer} {i}", f"r{writer}_{i}.txt", first + " The shared bus is a part.",
+                [{"name": f"gadget {writer}-{i}", "type": "component", "supporting_text": first},
+                 {"name": "shared bus", "type": "component", "supporting_text": "The shared bus is a part."}],
+                [{"source": f"gadget {writer}-{i}", "target": "shared bus", "type": "depends on",
+                  "confidence": 0.9, "supporting_text": first}])
+            acked.append(f"doc:d{writer}_{i}")
+    out.put(acked)
+
+
+@pytest.mark.slow
+def test_concurrent_ingests_and_sync_lose_no_generated_page(tmp_path: Path) -> None:
+    home = str(tmp_path / "kb")
+    graphmem.open(home).close()
+    ctx = multiprocessing.get_context("spawn")
+    out, stop = ctx.Queue(), ctx.Event()
+    rounds = [ctx.Value("i", 0) for _ in range(2)]  # kept referenced until the children have them
+    syncers = [ctx.Process(target=_list_and_sync, args=(home, stop, r)) for r in rounds]
+    for p in syncers:
+        p.start()
+    ingesters = [ctx.Process(target=_ingest_docs, args=(home, w, DOCS_PER_INGESTER, out)) for w in range(INGESTERS)]
+    for p in ingesters:
+        p.start()
+    acked = [item for _ in ingesters for item in out.get(timeout=180)]
+    for p in ingesters:
+        p.join(timeout=60)
+    stop.set()
+    for p in syncers:
+        p.join(timeout=60)
+    assert [p.exitcode for p in ingesters + syncers] == [0] * (INGESTERS + 2)
+    assert all(r.value > 0 for r in rounds)
+    assert len(acked) == INGESTERS * DOCS_PER_INGESTER
+    with graphmem.open(home) as kb:
+        pages = kb.store.pages_by_subject(acked)
+        lost = sorted(k for k in acked if k not in pages or not (kb.wiki.dir / pages[k].path).is_file())
+        assert kb.store.wiki_dirty() == []
+    assert lost == [], f"{len(lost)} generated summary pages lost"
 
 
 # -- defect 3: symlinks inside wiki/ are followed ---------------------------------------------------------
@@ -103,7 +155,8 @@ def _outside(wkb: Any) -> Path:
 def test_symlinked_category_folder_is_refused_and_nothing_is_written_outside(wkb):
     os.symlink("../../outside", wkb.wiki.dir / "evil")
     before = _tree(_outside(wkb))
-    with pytest.raises(BackendError, match=r"evil.*symbolic link"):
+    with pytest.warns(UserWarning, match=r"wiki/evil/ skipped"), pytest.raises(BackendError,
+                                                                           match=r"evil.*symbolic link"):
         wkb.wiki.write_page("evil", "Planted", "planted text\n")
     assert _tree(_outside(wkb)) == before and not (_outside(wkb) / "planted.md").exists()
     assert wkb.store.get_page("planted") is None
@@ -134,6 +187,7 @@ def test_symlinked_log_md_is_not_appended_to(wkb):
     assert wkb.store.get_page("another") is None and not (wkb.wiki.dir / "notes" / "another.md").exists()
 
 
+@pytest.mark.filterwarnings("ignore:wiki/notes/.*symbolic link:UserWarning")
 def test_symlinked_page_never_makes_an_outside_file_readable_or_searchable(wkb):
     link = wkb.wiki.dir / "notes" / "secret.md"
     os.symlink(_outside(wkb) / "secret.txt", link)
@@ -150,6 +204,7 @@ def test_symlinked_page_never_makes_an_outside_file_readable_or_searchable(wkb):
     assert _tree(_outside(wkb)) == before and link.is_symlink()
 
 
+@pytest.mark.filterwarnings("ignore:wiki/notes/.*symbolic link:UserWarning")
 def test_page_file_replaced_by_symlink_is_not_read_deleted_or_reindexed(wkb):
     page = wkb.wiki.dir / "notes" / "existing.md"
     page.unlink()

@@ -353,6 +353,7 @@ class WikiCore:
 
     def _dir_state(self) -> dict[str, int]:
         state: dict[str, int] = {}
+        checked(self.dir, self.dir)  # a wiki/ that became a link is refused, not listed
         try:
             state[""] = os.stat(self.dir).st_mtime_ns
             for e in os.scandir(self.dir):
