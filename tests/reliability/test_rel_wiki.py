@@ -187,6 +187,24 @@ def test_symlinked_log_md_is_not_appended_to(wkb):
     assert wkb.store.get_page("another") is None and not (wkb.wiki.dir / "notes" / "another.md").exists()
 
 
+def test_log_md_turned_into_a_link_after_the_commit_is_a_warning_not_a_failed_write(wkb, monkeypatch):
+    from graphmem.wiki import core
+
+    real = core.append_line
+
+    def link_appears(root, path, text):  # log.md becomes a link between the check and the append
+        os.symlink(_outside(wkb) / "secret.txt", path.with_name("log-link.md"))
+        os.replace(path.with_name("log-link.md"), path)
+        return real(root, path, text)
+
+    monkeypatch.setattr(core, "append_line", link_appears)
+    before = _tree(_outside(wkb))
+    with pytest.warns(UserWarning, match=r"saved, but its log\.md line is not.*symbolic link"):
+        r = wkb.wiki.write_page("notes", "Raced", "text\n")
+    assert Path(r["path"]).is_file() and wkb.store.get_page("raced") is not None
+    assert _tree(_outside(wkb)) == before
+
+
 @pytest.mark.filterwarnings("ignore:wiki/notes/.*symbolic link:UserWarning")
 def test_symlinked_page_never_makes_an_outside_file_readable_or_searchable(wkb):
     link = wkb.wiki.dir / "notes" / "secret.md"

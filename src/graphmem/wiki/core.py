@@ -257,7 +257,10 @@ class WikiCore:
         finally:
             self.slug_hint = {}
         if plan.log:
-            self.append_log(plan.log, now)
+            try:
+                self.append_log(plan.log, now)
+            except BackendError as exc:  # committed already: raising would claim it failed
+                kb.warn(f"the change is saved, but its log.md line is not: {exc}")
         self.note_own_writes()
         return plan
 
