@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
 from ..text import content_hash, normalize_name, short_id
-from .files import TEMP_NAME, FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
-from .indexfiles import INDEX_DIR, stage_index
+from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
+from .indexfiles import stage_index
 from .markdown import index_text, parse_page
-from .slugs import RESERVED_DIRS, shard_of
+from .scan import dir_state, index_temp_files, page_entries, scan
+from .slugs import shard_of
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -276,54 +277,6 @@ class WikiCore:
 
     # -- sync ----------------------------------------------------------------------------------------
 
-    def _page_entries(self, links: list[str] | None = None, temps: list[Path] | None = None
-                      ) -> Iterator[tuple[str, os.DirEntry[str]]]:
-        """``(category, entry)`` of every page file ``<category>/<name>.md`` under wiki/.
-        Symbolic links (category folders, page files) are not followed: their paths are
-        added to ``links`` (``evil/`` for a folder); temp files seen on the way to ``temps``."""
-        checked(self.dir, self.dir)
-        try:
-            top = list(os.scandir(self.dir))
-        except FileNotFoundError:
-            return
-        cats = []
-        for e in top:
-            if temps is not None and TEMP_NAME.match(e.name):
-                temps.append(Path(e.path))
-            if e.name.startswith(".") or e.name in RESERVED_DIRS:
-                continue
-            if e.is_symlink():
-                if links is not None and not e.name.endswith(".md"):
-                    links.append(e.name + "/")
-            elif e.is_dir(follow_symlinks=False):
-                cats.append(e)
-        for cat in cats:
-            try:
-                entries = list(os.scandir(cat.path))
-            except OSError:
-                continue
-            for e in entries:
-                if temps is not None and TEMP_NAME.match(e.name):
-                    temps.append(Path(e.path))
-                if not e.name.endswith(".md") or e.name.startswith("."):
-                    continue
-                if e.is_symlink():
-                    if links is not None:
-                        links.append(f"{cat.name}/{e.name}")
-                elif e.is_file(follow_symlinks=False):
-                    yield cat.name, e
-
-    def _scan(self, links: list[str], temps: list[Path] | None = None) -> dict[str, os.stat_result]:
-        """Every page file with its stat (symbolic links are added to ``links``, temp files
-        to ``temps``)."""
-        out: dict[str, os.stat_result] = {}
-        for cat, e in self._page_entries(links, temps):
-            try:
-                out[f"{cat}/{e.name}"] = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-        return out
-
     def sweep_temp_files(self, seen: list[Path] | None = None) -> list[Path]:
         """Remove temp files that killed processes left in wiki/, its category folders and the
         index shard folders (see :func:`remove_stale_temps`); ``seen``: those a scan of the
@@ -332,45 +285,20 @@ class WikiCore:
         self._swept = True
         if seen is None:
             seen = []
-            for _ in self._page_entries(None, seen):
+            for _ in page_entries(self.dir, None, seen):
                 pass
-        candidates = list(seen)
-        index = self.dir / INDEX_DIR
-        try:
-            st = lstat(self.dir, index)
-        except UnsafePath:
-            st = None
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            try:
-                for sub in os.scandir(index):
-                    if sub.is_dir(follow_symlinks=False):
-                        with os.scandir(sub.path) as it:
-                            candidates += [Path(e.path) for e in it if TEMP_NAME.match(e.name)]
-            except OSError:
-                pass  # an unreadable shard folder: its temp files wait for the next session
+        candidates = seen + index_temp_files(self.dir)
         return remove_stale_temps(self.dir, candidates) if candidates else []
 
     def list_files(self) -> set[str]:
         """Relative paths of the page files on disk (names only: no stat, for lint)."""
-        return {f"{cat}/{e.name}" for cat, e in self._page_entries()}
-
-    def _dir_state(self) -> dict[str, int]:
-        state: dict[str, int] = {}
-        checked(self.dir, self.dir)  # a wiki/ that became a link is refused, not listed
-        try:
-            state[""] = os.stat(self.dir).st_mtime_ns
-            for e in os.scandir(self.dir):
-                if e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and e.name not in RESERVED_DIRS:
-                    state[e.name] = e.stat().st_mtime_ns
-        except FileNotFoundError:
-            pass
-        return state
+        return {f"{cat}/{e.name}" for cat, e in page_entries(self.dir)}
 
     def note_own_writes(self) -> None:
         """Remember the folders' mtimes after our own change, so that it does not look like
         someone else's."""
         if self._dirs_seen is not None:
-            self._dirs_seen = self._dir_state()
+            self._dirs_seen = dir_state(self.dir)
 
     def sync(self, paths: Sequence[str] | None = None, sweep: bool = False) -> dict[str, Any]:
         """Re-index page files that changed on disk, index new ones, drop deleted ones.
@@ -384,12 +312,12 @@ class WikiCore:
         links: list[str] = []
         if full:
             temps: list[Path] | None = [] if sweep or not self._swept else None
-            on_disk = self._scan(links, temps)
+            on_disk = scan(self.dir, links, temps)
             if temps is not None:
                 self.sweep_temp_files(temps)
             rows = store.page_files()
             self._last_full = time.monotonic()
-            self._dirs_seen = self._dir_state()
+            self._dirs_seen = dir_state(self.dir)
         else:
             on_disk = self._stat_paths(paths or (), links)
             rows = store.page_stats(paths or ())
@@ -486,7 +414,7 @@ class WikiCore:
         edit of a page nobody asked for is found then, or by ``wiki sync``)."""
         interval = float(self.kb.config["wiki"]["autosync_interval"])
         if (self._dirs_seen is None or (periodic and time.monotonic() - self._last_full >= interval)
-                or self._dir_state() != self._dirs_seen):
+                or dir_state(self.dir) != self._dirs_seen):
             res = self.sync()
         elif paths:
             res = self.sync(list(paths))
