@@ -200,8 +200,8 @@ def test_sync_is_stat_based(wkb, monkeypatch):
     for i in range(5):
         wkb.wiki.write_page("topic", f"P{i}", f"body {i}\n")
     reads = []
-    real = wiki_core.read_bytes
-    monkeypatch.setattr(wiki_core, "read_bytes", lambda p: reads.append(p) or real(p))
+    real = wiki_core.read_file
+    monkeypatch.setattr(wiki_core, "read_file", lambda root, p: reads.append(p) or real(root, p))
     assert wkb.wiki.sync()["indexed"] == [] and reads == []  # nothing changed: no file read
     target = wkb.wiki.dir / "topic" / "p1.md"
     st = target.stat()

@@ -189,6 +189,7 @@ def wiki_sync(ctx: click.Context, as_json: bool) -> None:
     _emit(kb.wiki.sync(), as_json,
           lambda d: f"{len(d['indexed'])} indexed, {len(d['removed'])} removed, {d['unchanged']} unchanged, "
                     f"{d['regenerated']} generated pages refreshed"
+                    + (f", {len(d['failed'])} could not be (see the notes)" if d.get("failed") else "")
                     + "".join(f"\n  skipped {s['path']}: {s['reason']}" for s in d["skipped"]))
 
 

@@ -19,11 +19,12 @@ from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
 from ..wiki.core import PageWrite, Plan, WikiCore
-from ..wiki.files import read_bytes
-from ..wiki.generate import DOC, ENT, plan_auto_pages
+from ..wiki.files import exists, lstat, open_read, read_bytes
+from ..wiki.generate import DOC, ENT
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
+from ..wiki.regen import regenerate
 from ..wiki.slugs import RESERVED_DIRS, category_slug, check_text, page_path, slugify, unique_slug
 from ..validate import checked_inputs
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["Wiki"]
 
 _LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
-_FLUSH_KEYS = 2000  # generated pages per transaction when catching up
 
 
 @checked_inputs("wiki")
@@ -45,6 +45,7 @@ class Wiki:
         self._core = WikiCore(kb)
         self._defer = 0
         self._since_flush = 0  # documents ingested under deferred() since the last flush
+        self._failed: set[str] = set()  # marks whose pages failed: automatic flushes skip them
 
     @property
     def dir(self) -> Path:
@@ -84,7 +85,7 @@ class Wiki:
             fm: dict[str, Any] = {}
             if existing is not None:
                 slug, rel = existing.slug, existing.path
-                old = read_bytes(self._core.abspath(rel))
+                old = read_bytes(self.dir, self._core.abspath(rel))
                 if old is not None:
                     fm_old, _, _, error = split_front_matter(old.decode("utf-8", errors="replace"))
                     fm = dict(fm_old) if error is None else {}
@@ -92,7 +93,7 @@ class Wiki:
                 base = slugify(title_s)
                 taken = store.slugs_taken(base)
                 slug = unique_slug(base, taken)
-                while page_path(self.dir, cat, slug).exists():  # an unindexed file there: never clobber it
+                while exists(self.dir, page_path(self.dir, cat, slug)):  # an unindexed file there: never clobber it
                     taken.add(slug)
                     slug = unique_slug(base, taken)
                 rel = f"{cat}/{slug}.md"
@@ -178,7 +179,7 @@ class Wiki:
     def _catch_up(self) -> None:
         """Regenerate pages an earlier process left marked (it stopped before its flush), so
         that what is read is current; a failure here is a warning, not a failed read."""
-        if self._defer or not self._kb.store.wiki_dirty(1):
+        if self._defer or all(k in self._failed for k in self._kb.store.wiki_dirty(len(self._failed) + 1)):
             return
         warnings: list[str] = []
         self.flush(warnings)
@@ -229,7 +230,7 @@ class Wiki:
                 "updated": page.updated_at, "created_at": page.created_at}
 
     def _read(self, page: Page) -> dict[str, Any]:
-        raw = read_bytes(self._core.abspath(page.path))
+        raw = read_bytes(self.dir, self._core.abspath(page.path))
         if raw is None:
             raise NotFound(f"page '{page.slug}': its file {page.path} is gone; run `graphmem wiki sync`")
         fm, body, _, _ = split_front_matter(raw.decode("utf-8", errors="replace"))
@@ -259,7 +260,7 @@ class Wiki:
         self._sync_for_read()
         hits = store.search_pages(query, k, cat)
         # A hit whose file changed since it was indexed is re-indexed and the search re-run.
-        stale = [p.path for p, _, _ in hits if _stat_key(self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
+        stale = [p.path for p, _, _ in hits if _stat_key(self.dir, self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
         if stale and not store.read_only:
             self._sync_for_read(stale, periodic=False)
             hits = store.search_pages(query, k, cat)
@@ -295,7 +296,7 @@ class Wiki:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
         _check_count("last_n", last_n)
-        lines = _tail_lines(self.dir / "log.md", last_n) if last_n else []
+        lines = _tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
         out = []
         for line in lines:
             m = _LOG_LINE.match(line)
@@ -310,8 +311,9 @@ class Wiki:
     def sync(self) -> dict[str, Any]:
         """Re-index pages edited, added or deleted by hand (by stat, then content hash), and
         regenerate generated pages left pending by an interrupted ingest."""
-        res = self._core.sync()
-        res["regenerated"] = self.flush()["pages"]
+        res = self._core.sync(sweep=True)
+        regen = self.flush(retry_failed=True)
+        res["regenerated"], res["failed"] = regen["pages"], regen["failed"]
         return res
 
     def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> dict[str, Any]:
@@ -374,7 +376,9 @@ class Wiki:
         if not cfg["auto_pages"]:
             return
         store = self._kb.store
-        store.mark_wiki_dirty([DOC + doc_id, *(ENT + e for e in entity_ids)])
+        keys = [DOC + doc_id, *(ENT + e for e in entity_ids)]
+        store.mark_wiki_dirty(keys)
+        self._failed.difference_update(keys)  # a page that failed earlier gets one more try
         if self._defer:
             self._since_flush += 1
             return
@@ -384,79 +388,64 @@ class Wiki:
                 return
         try:
             with store.savepoint():
-                self.flush()
+                errors = list(dict.fromkeys(f["error"] for f in self._flush(None)["failed"]))
         except GraphmemError as exc:
-            msg = f"wiki pages for '{doc_id}' not updated ({exc}); they are retried by `graphmem wiki sync`"
+            errors = [str(exc)]
+        if errors:
+            msg = (f"wiki pages for '{doc_id}' not updated ({'; '.join(errors[:3])}); they are retried by "
+                   "`graphmem wiki sync`")
             if warnings is not None:
                 warnings.append(msg)
             else:
                 self._kb.warn(msg)
 
-    def flush(self, warnings: list[str] | None = None, label: str | None = None) -> dict[str, Any]:
-        """Regenerate every generated page marked stale; ``{"pages": n, "documents": m}``.
+    def flush(self, warnings: list[str] | None = None, label: str | None = None, retry_failed: bool = False
+              ) -> dict[str, Any]:
+        """Regenerate every generated page marked stale; ``{"pages": n, "documents": m,
+        "failed": [{"key", "error"}]}``.
 
-        With a ``warnings`` list (bulk ingest), a failure to write pages is reported there
-        instead of raised; the pages stay marked and are retried by the next flush or sync.
+        A page that cannot be regenerated never stops the others: it stays marked, is reported
+        (in ``failed`` and as a warning, or in ``warnings`` when given — bulk ingest) and is
+        not tried again by this session's automatic flushes unless ``retry_failed`` (``wiki
+        sync``). With ``warnings``, a failure of the whole flush (a busy store) is reported
+        there instead of raised.
         """
-        if warnings is not None:
-            try:
-                return self._flush(label)
-            except GraphmemError as exc:
-                warnings.append(f"wiki pages not updated ({exc}); they are retried by `graphmem wiki sync`")
-                return {"pages": 0, "documents": 0}
-        return self._flush(label)
+        try:
+            res = self._flush(label, retry_failed)
+        except GraphmemError as exc:  # nothing regenerated (the store was busy)
+            if warnings is None:
+                raise
+            warnings.append(f"wiki pages not updated ({exc}); they are retried by `graphmem wiki sync`")
+            return {"pages": 0, "documents": 0, "failed": []}
+        for f in res["failed"]:
+            msg = (f"wiki page for {f['key']} not updated ({f['error']}); it stays marked and is retried by "
+                   "`graphmem wiki sync`")
+            if warnings is not None:
+                warnings.append(msg)
+            else:
+                self._kb.warn(msg)
+        return res
 
-    def _flush(self, label: str | None) -> dict[str, Any]:
-        store = self._kb.store
+    def _flush(self, label: str | None, retry_failed: bool = False) -> dict[str, Any]:
         self._since_flush = 0
-        total = {"pages": 0, "documents": 0}
-        done: set[str] = set()
-        while True:
-            keys = [k for k in store.wiki_dirty(_FLUSH_KEYS + len(done)) if k not in done][:_FLUSH_KEYS]
-            if not keys:
-                return total
-            done.update(keys)
-
-            def make_plan(keys: list[str] = keys) -> Plan:
-                plan = plan_auto_pages(self._core, keys, self._kb.now())
-                # Entities a document brought along are up to date now: unmark them too, so a
-                # later chunk does not render them again.
-                plan.clear_dirty = sorted(set(keys) | set(plan.info["subjects"]))
-                done.update(plan.clear_dirty)
-                if plan.info["relink"]:
-                    store.mark_wiki_dirty(plan.info["relink"])
-                info = plan.info
-                if plan.writes and label:
-                    plan.log += [f"update | {w.category}/{w.slug} — {label}" for w in plan.writes]
-                elif plan.writes:
-                    docs = info["documents"]
-                    summaries = [w for w in plan.writes if w.subject and w.subject.startswith(DOC)]
-                    n_ent = info["entity"]
-                    if len(docs) == 1 and summaries:
-                        head = f"{summaries[0].category}/{summaries[0].slug} — {docs[0]}"
-                    else:
-                        head = f"wiki — {len(docs)} documents: {info['summary']} summary pages"
-                    plan.log.append(f"ingest | {head}; {n_ent} entity page{'s' if n_ent != 1 else ''} updated")
-                return plan
-
-            plan = self._core.apply(make_plan)
-            total["pages"] += len(plan.saved)
-            total["documents"] += len(plan.info.get("documents", []))
+        res = regenerate(self._core, label, skip=frozenset() if retry_failed else frozenset(self._failed))
+        failed = {f["key"] for f in res["failed"]}
+        self._failed = failed if retry_failed else self._failed | failed
+        return res
 
 
-def _stat_key(path: Path) -> tuple[int, int] | None:
+def _stat_key(root: Path, path: Path) -> tuple[int, int] | None:
     try:
-        st = os.stat(path)
-    except OSError:
+        st = lstat(root, path)
+    except GraphmemError:  # a link there: sync reports it
         return None
-    return st.st_size, st.st_mtime_ns
+    return None if st is None else (st.st_size, st.st_mtime_ns)
 
 
-def _tail_lines(path: Path, n: int, block: int = 65536) -> list[str]:
+def _tail_lines(root: Path, path: Path, n: int, block: int = 65536) -> list[str]:
     """The last ``n`` lines starting with ``## [`` of a file, read backwards in blocks."""
-    try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
+    fh = open_read(root, path)
+    if fh is None:
         return []
     with fh:
         fh.seek(0, os.SEEK_END)

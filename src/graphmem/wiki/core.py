@@ -16,14 +16,18 @@ leave files newer than the store, and the next sync re-indexes them (their size/
 longer match the store's), so the two agree again.
 
 Sync is stat-based: a file whose size and mtime_ns match its row is not read; one that
-differs is hashed and re-indexed only if its content changed.
+differs is hashed and re-indexed only if its content changed. The scan only nominates
+candidates; each is decided again inside the transaction from its file and row as they are
+then, so a page is removed only when its file is absent with the write lock held (a page
+another process committed during the scan is never taken for a deleted one).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,15 +35,18 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
 from ..text import content_hash, normalize_name, short_id
-from .files import FileTxn, append_line, read_bytes
+from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
 from .indexfiles import stage_index
 from .markdown import index_text, parse_page
-from .slugs import RESERVED_DIRS, shard_of
+from .scan import dir_state, index_temp_files, page_entries, scan
+from .slugs import shard_of
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
 __all__ = ["PageWrite", "Plan", "WikiCore", "log_time", "page_summary"]
+
+_LINK_REASON = "a symbolic link; graphmem does not follow links inside wiki/ (put the file itself there)"
 
 
 @dataclass
@@ -104,6 +111,8 @@ class WikiCore:
         self.dir = kb.home / "wiki"
         self._dirs_seen: dict[str, int] | None = None
         self._last_full = -1e18
+        self._links_warned: set[str] = set()  # symbolic links autosync has warned about
+        self._swept = False  # temp files of dead processes removed in this session
         # slug -> entity id known to the operation being applied (filled by generated-page
         # plans, which know them), so that claims resolve without a query per page.
         self.slug_hint: dict[str, str] = {}
@@ -190,10 +199,16 @@ class WikiCore:
         it reads is what gets written), then its pages are written, deleted, indexed and logged
         as described in the module docstring. Returns the plan, with ``saved`` filled in."""
         kb, store = self.kb, self.kb.store
-        ftx = FileTxn()
+        if not self._swept:
+            self.sweep_temp_files()
+        ftx = FileTxn(self.dir)
         try:
-            with store.transaction():
+            # The savepoint undoes a failed operation alone inside a caller's transaction (an
+            # ingest regenerating its pages), so that a caller can go on after it.
+            with store.transaction(), store.savepoint():
                 plan = make_plan()
+                if plan.log:  # refused before anything is written, not after the commit
+                    checked(self.dir, self.dir / "log.md")
                 now = kb.now()
                 shards: dict[tuple[str, str], dict[str, Page | None]] = {}
                 for w in plan.writes:
@@ -202,7 +217,9 @@ class WikiCore:
                         assert w.stat is not None
                         size, mtime = w.stat
                     else:
-                        st = ftx.write(path, w.text.encode("utf-8"), old=w.old) or os.stat(path)
+                        st = ftx.write(path, w.text.encode("utf-8"), old=w.old) or lstat(self.dir, path)
+                        if st is None:
+                            raise BackendError(f"{path} vanished while it was being written; retry")
                         size, mtime = st.st_size, st.st_mtime_ns
                     page, links, claims, sources = self.build_row(w, size, mtime, now)
                     old_row = w.existing
@@ -241,7 +258,10 @@ class WikiCore:
         finally:
             self.slug_hint = {}
         if plan.log:
-            self.append_log(plan.log, now)
+            try:
+                self.append_log(plan.log, now)
+            except BackendError as exc:  # committed already: raising would claim it failed
+                kb.warn(f"the change is saved, but its log.md line is not: {exc}")
         self.note_own_writes()
         return plan
 
@@ -250,102 +270,100 @@ class WikiCore:
     def append_log(self, entries: Sequence[str], now: str) -> None:
         """Append ``## [time] entry`` lines to log.md (created with a title when absent)."""
         path = self.dir / "log.md"
-        head = "" if path.exists() else "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n"
+        head = "" if exists(self.dir, path) else "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n"
         stamp = log_time(now)
         lines = "".join(f"## [{stamp}] {' '.join(e.split())}\n" for e in entries)
-        append_line(path, head + lines)
+        append_line(self.dir, path, head + lines)
 
     # -- sync ----------------------------------------------------------------------------------------
 
-    def _page_entries(self) -> Iterator[tuple[str, os.DirEntry[str]]]:
-        """``(category, entry)`` of every page file ``<category>/<name>.md`` under wiki/."""
-        try:
-            cats = [e for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
-        except FileNotFoundError:
-            return
-        for cat in cats:
-            if cat.name.startswith(".") or cat.name in RESERVED_DIRS:
-                continue
-            try:
-                entries = list(os.scandir(cat.path))
-            except OSError:
-                continue
-            for e in entries:
-                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
-                    yield cat.name, e
-
-    def _scan(self) -> dict[str, os.stat_result]:
-        """Every page file with its stat."""
-        out: dict[str, os.stat_result] = {}
-        for cat, e in self._page_entries():
-            try:
-                out[f"{cat}/{e.name}"] = e.stat()
-            except OSError:
-                continue
-        return out
+    def sweep_temp_files(self, seen: list[Path] | None = None) -> list[Path]:
+        """Remove temp files that killed processes left in wiki/, its category folders and the
+        index shard folders (see :func:`remove_stale_temps`); ``seen``: those a scan of the
+        category folders just found (else they are listed here). Runs once per session, at the
+        first full sync or the first write."""
+        self._swept = True
+        if seen is None:
+            seen = []
+            for _ in page_entries(self.dir, None, seen):
+                pass
+        candidates = seen + index_temp_files(self.dir)
+        return remove_stale_temps(self.dir, candidates) if candidates else []
 
     def list_files(self) -> set[str]:
         """Relative paths of the page files on disk (names only: no stat, for lint)."""
-        return {f"{cat}/{e.name}" for cat, e in self._page_entries()}
-
-    def _dir_state(self) -> dict[str, int]:
-        state: dict[str, int] = {}
-        try:
-            state[""] = os.stat(self.dir).st_mtime_ns
-            for e in os.scandir(self.dir):
-                if e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and e.name not in RESERVED_DIRS:
-                    state[e.name] = e.stat().st_mtime_ns
-        except FileNotFoundError:
-            pass
-        return state
+        return {f"{cat}/{e.name}" for cat, e in page_entries(self.dir)}
 
     def note_own_writes(self) -> None:
         """Remember the folders' mtimes after our own change, so that it does not look like
         someone else's."""
         if self._dirs_seen is not None:
-            self._dirs_seen = self._dir_state()
+            self._dirs_seen = dir_state(self.dir)
 
-    def sync(self, paths: Sequence[str] | None = None) -> dict[str, Any]:
+    def sync(self, paths: Sequence[str] | None = None, sweep: bool = False) -> dict[str, Any]:
         """Re-index page files that changed on disk, index new ones, drop deleted ones.
 
-        ``paths`` (relative to wiki/) limits the check to those files; None checks all.
+        ``paths`` (relative to wiki/) limits the check to those files; None checks all (and
+        removes temp files of dead processes: at the session's first full sync, or with ``sweep``).
         Returns ``{"indexed": [...], "removed": [...], "unchanged": n, "skipped": [...]}``.
         """
         store = self.kb.store
         full = paths is None
+        links: list[str] = []
         if full:
-            on_disk = self._scan()
+            temps: list[Path] | None = [] if sweep or not self._swept else None
+            on_disk = scan(self.dir, links, temps)
+            if temps is not None:
+                self.sweep_temp_files(temps)
             rows = store.page_files()
             self._last_full = time.monotonic()
-            self._dirs_seen = self._dir_state()
+            self._dirs_seen = dir_state(self.dir)
         else:
-            on_disk = self._stat_paths(paths or ())
+            on_disk = self._stat_paths(paths or (), links)
             rows = store.page_stats(paths or ())
         changed = [rel for rel, st in on_disk.items()
                    if rel not in rows or (rows[rel][1], rows[rel][2]) != (st.st_size, st.st_mtime_ns)]
-        gone = [rel for rel in rows if rel not in on_disk]
+        # A page whose file (or folder) is now a link is neither re-read nor removed.
+        linked = set(links)
+        gone = [rel for rel in rows if rel not in on_disk and rel not in linked
+                and rel.split("/", 1)[0] + "/" not in linked]
         result: dict[str, Any] = {"indexed": [], "removed": [], "unchanged": len(on_disk) - len(changed),
-                                  "skipped": []}
+                                  "skipped": [{"path": rel, "reason": _LINK_REASON} for rel in sorted(linked)]}
         if not changed and not gone:
             return result
 
         def make_plan() -> Plan:
-            # Re-read inside the transaction: another process may have synced meanwhile.
-            now_rows = store.page_stats(changed + gone)
+            # Decide again inside the transaction, from each file and row as they are now. The
+            # scan and the row read above are not one view: a page another process committed
+            # between them looks deleted (its row without its file), and a directory listing
+            # may miss a file renamed into place meanwhile. No graphmem process renames or
+            # deletes a page file without holding this transaction's lock, so what is seen
+            # here stays true until commit.
+            candidates = sorted(set(changed) | set(gone))
+            now_rows = store.page_stats(candidates)
             plan = Plan()
-            existing = store.pages_by_slug(now_rows[rel][0] for rel in changed if rel in now_rows)
+            existing = store.pages_by_slug(row[0] for row in now_rows.values())
             claimed: set[str] = set()
-            for rel in sorted(changed):
-                raw = read_bytes(self.abspath(rel))
-                if raw is None:
+            vanished: list[str] = []
+            for rel in candidates:
+                row = now_rows.get(rel)
+                try:
+                    current = read_file(self.dir, self.abspath(rel))
+                except UnsafePath:
+                    result["skipped"].append({"path": rel, "reason": _LINK_REASON})
                     continue
-                st = on_disk[rel]
+                if current is None:
+                    if row is not None:
+                        vanished.append(rel)  # verifiably absent, with the lock held
+                    continue
+                raw, st = current
+                if row is not None and (row[1], row[2]) == (st.st_size, st.st_mtime_ns):
+                    continue  # indexed as it is (by another process meanwhile)
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     result["skipped"].append({"path": rel, "reason": "not UTF-8 text; convert it to index it"})
                     continue
-                row = now_rows.get(rel)
                 if row is not None and row[3] == content_hash(text):
                     plan.stat_only.append((row[0], st.st_size, st.st_mtime_ns))
                     continue
@@ -362,7 +380,7 @@ class WikiCore:
                 plan.writes.append(PageWrite(category, slug, rel, text, old=raw, existing=existing.get(slug),
                                              op="sync", from_disk=True, stat=(st.st_size, st.st_mtime_ns),
                                              extra={"change": "edited" if row else "added"}))
-            plan.deletes = list(store.pages_by_slug(now_rows[rel][0] for rel in gone if rel in now_rows).values())
+            plan.deletes = [existing[now_rows[rel][0]] for rel in vanished if now_rows[rel][0] in existing]
             if plan.writes or plan.deletes:
                 names = [f"{w.category}/{w.slug}" for w in plan.writes] + [f"-{p.category}/{p.slug}"
                                                                           for p in plan.deletes]
@@ -375,15 +393,17 @@ class WikiCore:
         result["removed"] = [f"{p.category}/{p.slug}" for p in plan.deletes]
         return result
 
-    def _stat_paths(self, paths: Sequence[str]) -> dict[str, os.stat_result]:
+    def _stat_paths(self, paths: Sequence[str], links: list[str]) -> dict[str, os.stat_result]:
+        checked(self.dir, self.dir)
         out: dict[str, os.stat_result] = {}
         for rel in paths:
             try:
-                out[rel] = os.stat(self.abspath(rel))
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise BackendError(f"cannot read wiki page {rel}: {exc.strerror}") from None
+                st = lstat(self.dir, self.abspath(rel))
+            except UnsafePath:
+                links.append(rel)
+                continue
+            if st is not None and stat.S_ISREG(st.st_mode):
+                out[rel] = st
         return out
 
     def autosync(self, paths: Sequence[str] = (), periodic: bool = True) -> None:
@@ -394,7 +414,13 @@ class WikiCore:
         edit of a page nobody asked for is found then, or by ``wiki sync``)."""
         interval = float(self.kb.config["wiki"]["autosync_interval"])
         if (self._dirs_seen is None or (periodic and time.monotonic() - self._last_full >= interval)
-                or self._dir_state() != self._dirs_seen):
-            self.sync()
+                or dir_state(self.dir) != self._dirs_seen):
+            res = self.sync()
         elif paths:
-            self.sync(list(paths))
+            res = self.sync(list(paths))
+        else:
+            return
+        for s in res["skipped"]:
+            if s["reason"] == _LINK_REASON and s["path"] not in self._links_warned:
+                self._links_warned.add(s["path"])
+                self.kb.warn(f"wiki/{s['path']} skipped: {_LINK_REASON}")

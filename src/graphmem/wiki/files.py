@@ -1,34 +1,187 @@
-"""Atomic file changes that go with a store transaction.
+"""Every file graphmem touches under ``wiki/``, and atomic file changes that go with a store
+transaction.
 
-A page write stages every file it will change (the page, the index files) as temp files
-next to their targets, then — inside the store transaction, as its last step before commit —
-renames them into place. If a rename fails, the files already renamed are put back from
-their previous bytes and the exception aborts the transaction; if the commit itself fails,
-the caller calls :meth:`FileTxn.undo` and the files are put back the same way. A process
-killed between the renames and the commit leaves files newer than the store: the stat check
-of the next sync sees them and re-indexes them, so the store catches up with the files.
+**No symlinks.** Every path under ``wiki/`` goes through :func:`checked` before it is read,
+written, renamed or deleted: it must lie inside the wiki folder, and neither the wiki folder
+itself nor any existing part of the path below it may be a symbolic link (UnsafePath, a
+BackendError naming the link, otherwise). Files are then opened with ``O_NOFOLLOW`` and temp
+files created with ``O_EXCL``, so a link planted at the last component after the check is
+refused too; a rename or unlink acts on a link itself, never on what it points to.
+
+**Atomic changes.** A page write stages every file it will change (the page, the index files)
+as temp files next to their targets, then — inside the store transaction, as its last step
+before commit — renames them into place. If a rename fails, the files already renamed are
+put back from their previous bytes and the exception aborts the transaction; if the commit
+itself fails, the caller calls :meth:`FileTxn.undo` and the files are put back the same way. A
+process killed between the renames and the commit leaves files newer than the store: the stat
+check of the next sync sees them and re-indexes them, so the store catches up with the files.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Callable
+import re
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import BackendError
 
-__all__ = ["FileTxn", "append_line", "read_bytes"]
+__all__ = ["FileTxn", "TEMP_NAME", "UnsafePath", "append_line", "checked", "exists", "lstat", "open_read",
+           "read_bytes", "read_file", "remove_stale_temps"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# ``.<name>.<pid>-<n>.tmp`` / ``.<name>.<pid>-undo.tmp`` (+ ``x<k>`` when the name was taken).
+TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-(?:\d+|undo)(?:x\d+)?\.tmp$")
 
 
-def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it does not exist."""
+class UnsafePath(BackendError):
+    """A path under ``wiki/`` goes through a symbolic link or leaves the wiki folder."""
+
+
+def _link_error(path: Path, root: Path) -> UnsafePath:
+    if path == root:
+        return UnsafePath(f"the wiki folder {root} is a symbolic link; graphmem does not follow links inside a "
+                          "knowledge base: replace the link with a real folder (move its target there)")
+    return UnsafePath(f"{path} is a symbolic link; graphmem never reads, writes or deletes through links inside "
+                      f"wiki/: replace it with a real {'folder' if path.suffix != '.md' else 'file'} or remove it")
+
+
+def checked(root: Path, path: Path) -> Path:
+    """``path`` once it is known to lie inside the wiki folder ``root`` with no symbolic link
+    on the way: ``root`` itself and every existing part of ``path`` below it (the last one
+    included) are checked with lstat. Raises UnsafePath naming the link otherwise."""
+    # Plain strings, not pathlib: this runs several times per file of every page write.
+    top, full = os.fspath(root), os.fspath(path)
+    if full == top:
+        parts: list[str] = []
+    elif full.startswith(top + os.sep):
+        parts = full[len(top) + 1:].split(os.sep)
+    else:
+        raise UnsafePath(f"{path} is outside the wiki folder {root}; graphmem only touches files inside it")
+    if any(part in ("", ".", "..") for part in parts):
+        raise UnsafePath(f"{path}: '.' and '..' are not allowed in a wiki path")
+    current = top
+    for i in range(len(parts) + 1):
+        if i:
+            current = current + os.sep + parts[i - 1]
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            break  # the rest does not exist yet: nothing to follow
+        except OSError as exc:
+            raise BackendError(f"cannot read {current}: {exc.strerror}") from None
+        if stat.S_ISLNK(mode):
+            raise _link_error(Path(current), root)
+    return path
+
+
+def _open(root: Path, path: Path, flags: int, mode: int = 0o644) -> int | None:
+    """An fd of ``path`` (checked, last component not followed); None when it does not exist."""
     try:
-        return path.read_bytes()
+        return os.open(checked(root, path), flags | _NOFOLLOW, mode)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link appeared after the check
+            raise _link_error(path, root) from None
+        raise BackendError(f"cannot open {path}: {exc.strerror}") from None
+
+
+def read_file(root: Path, path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes with the stat of the same open file (so the two agree), or None
+    when it does not exist."""
+    fd = _open(root, path, os.O_RDONLY)
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, max(st.st_size, 65536)):
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    except OSError as exc:
+        raise BackendError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def read_bytes(root: Path, path: Path) -> bytes | None:
+    """The file's bytes, or None when it does not exist."""
+    got = read_file(root, path)
+    return None if got is None else got[0]
+
+
+def open_read(root: Path, path: Path) -> BinaryIO | None:
+    """``path`` opened for reading (binary), or None when it does not exist."""
+    fd = _open(root, path, os.O_RDONLY)
+    return None if fd is None else os.fdopen(fd, "rb")
+
+
+def lstat(root: Path, path: Path) -> os.stat_result | None:
+    """The stat of ``path`` (checked; None when it does not exist)."""
+    try:
+        return os.lstat(checked(root, path))
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise BackendError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def exists(root: Path, path: Path) -> bool:
+    """Whether anything is at ``path`` (checked: a link there raises UnsafePath)."""
+    return lstat(root, path) is not None
+
+
+def _make_dirs(root: Path, folder: Path) -> None:
+    """Create ``folder`` and its missing parents below ``root`` one at a time, refusing a
+    link that appears on the way (``mkdir -p`` would follow it)."""
+    checked(root, folder)
+    current = root
+    for part in ("", *folder.relative_to(root).parts):
+        current = current / part if part else root
+        try:
+            os.mkdir(current)
+        except FileExistsError:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                raise _link_error(current, root) from None
+
+
+def _write_temp(root: Path, path: Path, data: bytes, tag: str) -> tuple[Path, os.stat_result]:
+    """``data`` in a new temp file ``.<name>.<pid>-<tag>.tmp`` next to ``path``; its stat.
+    ``O_EXCL`` never opens an existing file or link; a name already taken (a planted link, a
+    leftover) gets a suffix."""
+    checked(root, path)
+    for attempt in range(100):
+        temp = path.with_name(f".{path.name}.{os.getpid()}-{tag}{'' if not attempt else f'x{attempt}'}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+        try:
+            try:
+                fd = os.open(temp, flags, 0o644)
+            except FileNotFoundError:
+                _make_dirs(root, path.parent)
+                fd = os.open(temp, flags, 0o644)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise BackendError(f"cannot write {path}: {exc.strerror}") from None
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            _unlink(temp)
+            raise BackendError(f"cannot write {path}: {exc.strerror}") from None
+        return temp, st
+    raise BackendError(f"cannot write {path}: 100 temp file names next to it are taken; remove the "
+                       f".{path.name}.*.tmp files")
 
 
 @dataclass
@@ -40,9 +193,11 @@ class _Change:
 
 
 class FileTxn:
-    """A set of file writes and deletes applied together (see the module docstring)."""
+    """A set of file writes and deletes under the wiki folder ``root``, applied together (see
+    the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
+        self.root = root
         self._changes: dict[Path, _Change] = {}
         self._seq = 0
         self.committed = False
@@ -56,33 +211,18 @@ class FileTxn:
         the caller has them (else they are read here, for undo). A file that already holds
         exactly ``data`` is left alone (returns None)."""
         if old is False:
-            old = read_bytes(path)
+            old = read_bytes(self.root, path)
         if old == data and path not in self._changes:
             return None
         self._seq += 1
-        temp = path.with_name(f".{path.name}.{os.getpid()}-{self._seq}.tmp")
-        try:
-            try:
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                st = os.fstat(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            _unlink(temp)
-            raise BackendError(f"cannot write {path}: {exc.strerror}") from None
+        temp, st = _write_temp(self.root, path, data, str(self._seq))
         self._stage(path, temp, lambda: old if isinstance(old, bytes) else None)
         return st
 
     def delete(self, path: Path) -> None:
         """Stage the removal of ``path`` (nothing happens if it does not exist)."""
-        self._stage(path, None, lambda: read_bytes(path))
+        checked(self.root, path)
+        self._stage(path, None, lambda: read_bytes(self.root, path))
 
     def _stage(self, path: Path, temp: Path | None, original: Callable[[], bytes | None]) -> None:
         """Record ``temp`` (None: removal) as what ``path`` becomes; the first change of a path
@@ -97,15 +237,20 @@ class FileTxn:
 
     def commit(self) -> None:
         """Rename every staged file into place (deletions last); on a failure put back what
-        was already changed and raise BackendError."""
+        was already changed and raise BackendError. Each target is checked again just before
+        (a rename replaces a link at the target itself, but a linked folder would redirect it)."""
         order = sorted(self._changes.values(), key=lambda c: c.temp is None)
         try:
             for ch in order:
+                checked(self.root, ch.path)
                 if ch.temp is not None:
                     os.replace(ch.temp, ch.path)
                 elif ch.old is not None:
                     os.unlink(ch.path)
                 ch.done = True
+        except UnsafePath:
+            self.undo()
+            raise
         except OSError as exc:
             self.undo()
             raise BackendError(f"cannot update {exc.filename or 'a wiki file'}: {exc.strerror}; nothing was "
@@ -121,10 +266,9 @@ class FileTxn:
                     if ch.old is None:
                         _unlink(ch.path)
                     else:
-                        tmp = ch.path.with_name(f".{ch.path.name}.{os.getpid()}-undo.tmp")
-                        tmp.write_bytes(ch.old)
+                        tmp, _ = _write_temp(self.root, ch.path, ch.old, "undo")
                         os.replace(tmp, ch.path)
-                except OSError:
+                except (OSError, BackendError):
                     pass
                 ch.done = False
             if ch.temp is not None:
@@ -146,14 +290,83 @@ def _unlink(path: Path) -> None:
         pass
 
 
-def append_line(path: Path, text: str) -> None:
+def append_line(root: Path, path: Path, text: str) -> None:
     """Append ``text`` to ``path`` with one write (O_APPEND keeps concurrent appends whole)."""
     data = text.encode("utf-8")
+    fd = _open(root, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    if fd is None:  # a folder on the way vanished
+        raise BackendError(f"cannot append to {path}: the folder is gone")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        os.write(fd, data)
     except OSError as exc:
         raise BackendError(f"cannot append to {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+# -- temp files of dead processes ---------------------------------------------------------------------
+
+
+def remove_stale_temps(root: Path, candidates: Iterable[Path]) -> list[Path]:
+    """Remove the temp files among ``candidates`` (names matching :data:`TEMP_NAME`) whose
+    writer is gone; returns the removed ones. A temp file is stale when no process has its
+    pid, or when the process that has it now started after the file was last written (the
+    pid was reused). A live process's temp file is never touched: it may be about to be
+    renamed into place."""
+    removed: list[Path] = []
+    boot = _boot_time()
+    for path in candidates:
+        m = TEMP_NAME.match(path.name)
+        if m is None:
+            continue
+        try:
+            mtime = os.lstat(checked(root, path.parent) / path.name).st_mtime
+        except (OSError, BackendError):
+            continue
+        pid = int(m.group("pid"))
+        if _pid_alive(pid) and not _started_after(pid, mtime, boot):
+            continue
+        try:
+            os.unlink(path)  # a link with a temp name is removed itself, never its target
+            removed.append(path)
+        except OSError:
+            pass  # read-only folder, or another process removed it first
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, another user's
+        return True
+    return True
+
+
+def _boot_time() -> float | None:
+    try:
+        with open("/proc/stat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"btime "):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _started_after(pid: int, mtime: float, boot: float | None) -> bool:
+    """Whether process ``pid`` started after ``mtime`` (so it cannot have written the file);
+    False when that cannot be told (no /proc)."""
+    if boot is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+        start_ticks = int(data.rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        start = boot + start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return False
+    return mtime < start - 2.0  # btime has a 1 s resolution

@@ -28,12 +28,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput
 from ..models import Document, Edge, Node, Page, Provenance
 from ..text import normalize_name
 from .core import PageWrite, Plan, WikiCore
-from .files import read_bytes
+from .files import exists, read_bytes
 from .markdown import dump_front_matter, replace_generated, split_front_matter
-from .slugs import page_path, slugify
+from .slugs import fallback_slug, page_path, slugify
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -124,12 +125,15 @@ def _section(title: str, lines: Sequence[str], empty: str | None = None) -> list
     return ["", f"## {title}", "", *(lines or [empty or ""])]
 
 
-def _allocate(store: Store, wiki_dir: Any, category: str, title: str, planned: set[str]) -> str:
-    base = slugify(title)
+def _allocate(store: Store, wiki_dir: Any, category: str, title: str, planned: set[str], subject: str) -> str:
+    try:
+        base = slugify(title)
+    except InvalidInput:  # a title with nothing to make a name of must not block the page
+        base = fallback_slug(subject)
     taken = store.slugs_taken(base)
     slug, n = base, 1
     # Never overwrite a file that sits there unindexed (dropped by hand, not yet synced).
-    while slug in taken or slug in planned or page_path(wiki_dir, category, slug).exists():
+    while slug in taken or slug in planned or exists(wiki_dir, page_path(wiki_dir, category, slug)):
         n += 1
         slug = f"{base}-{n}"
     planned.add(slug)
@@ -224,7 +228,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         if same is not None and subject.startswith(DOC):  # another document's summary has this title
             title = f"{title} ({subject[len(DOC):]})"
             targets[i] = (subject, category, title)
-        ctx.slugs[subject] = _allocate(store, core.dir, category, title, planned)
+        ctx.slugs[subject] = _allocate(store, core.dir, category, title, planned, subject)
 
     core.slug_hint.update({slug: s[len(ENT):] for s, slug in ctx.slugs.items() if s.startswith(ENT)})
 
@@ -262,7 +266,7 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
                 block: str, sources: list[str], tags: list[str], now: str) -> PageWrite | None:
     """The write that puts ``block`` in the page (None when nothing would change)."""
     rel = page.path if page else f"{category}/{slug}.md"
-    old = read_bytes(core.abspath(rel)) if page else None
+    old = read_bytes(core.dir, core.abspath(rel)) if page else None
     if old is not None:
         try:
             old_text = old.decode("utf-8")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..models import Page
 from ..text import normalize_name
-from .files import FileTxn, read_bytes
+from .files import FileTxn, exists, read_bytes
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -120,17 +120,17 @@ def stage_index(ftx: FileTxn, store: Store, wiki_dir: Path,
     root = wiki_dir / "index.md"
     # index.md lists small categories' pages and big categories' shards: it changes only when
     # one of those changes, a shard appears or goes, or a category crosses the inline limit.
-    root_needed = not root.exists()
+    root_needed = not exists(wiki_dir, root)
     for (category, shard), changed in sorted(changes.items()):
         path = shard_file(wiki_dir, category, shard)
         if totals.get(category, 0) <= inline_max + 1:
             root_needed = True
         if counts.get((category, shard), 0) <= 0:
-            if path.exists():
+            if exists(wiki_dir, path):
                 ftx.delete(path)
             root_needed = True
             continue
-        old = read_bytes(path)
+        old = read_bytes(wiki_dir, path)
         if old is None:
             root_needed = True
         text = None

@@ -8,12 +8,15 @@ query over the index (plus one listing of the folder names for orphans and missi
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
 from ..models import ENTITY
 from .core import PageWrite, Plan, WikiCore
-from .files import FileTxn, read_bytes
+from .files import FileTxn, lstat, read_bytes
 from .generate import ENT
 from .indexfiles import INDEX_DIR, stage_index
 from .markdown import dump_front_matter, generated_block, parse_links, replace_generated, split_front_matter
@@ -160,7 +163,7 @@ def _add_see_also(core: WikiCore, manual: dict[str, set[str]], pages: dict[str, 
         now = core.kb.now()
         for slug, targets in sorted(manual.items()):
             page = pages[slug]
-            old = read_bytes(core.abspath(page.path))
+            old = read_bytes(core.dir, core.abspath(page.path))
             if old is None:
                 continue
             fm, body, _, error = split_front_matter(old.decode("utf-8", errors="replace"))
@@ -217,21 +220,36 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
     return [f"{p.category}/{p.slug}" for p in core.apply(make_plan).saved]
 
 
+def _index_files(core: WikiCore, root: Path) -> list[Path]:
+    """The ``*.md`` files in ``root`` and its folders, links included but not followed."""
+    st = lstat(core.dir, root)
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        return []
+    out: list[Path] = []
+    folders = [root]
+    while folders:
+        with os.scandir(folders.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    folders.append(Path(e.path))
+                elif e.name.endswith(".md"):
+                    out.append(Path(e.path))
+    return sorted(out)
+
+
 def _rewrite_index(core: WikiCore) -> None:
     """index.md, every shard file, and removal of shard files no category has any more."""
     store = core.kb.store
-    ftx = FileTxn()
+    ftx = FileTxn(core.dir)
     try:
         with store.transaction():
             counts = store.wiki_index_counts()
             shards: dict[tuple[str, str], None] = {(c, s): None for c, s, _ in counts}  # render each in full
             root = core.dir / INDEX_DIR
-            if root.is_dir():
-                live = {f"{c}/{s}.md" for c, s in shards}
-                for f in root.rglob("*.md"):
-                    rel = f.relative_to(root).as_posix()
-                    if rel not in live:
-                        ftx.delete(f)
+            live = {f"{c}/{s}.md" for c, s in shards}
+            for f in _index_files(core, root):
+                if f.relative_to(root).as_posix() not in live:
+                    ftx.delete(f)  # a link here is refused by the check in delete
             stage_index(ftx, store, core.dir, shards, int(core.kb.config["wiki"]["index_inline_max"]))
             ftx.commit()
     except BaseException:

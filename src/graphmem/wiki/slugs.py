@@ -23,6 +23,7 @@ __all__ = [
     "check_text",
     "slugify",
     "category_slug",
+    "fallback_slug",
     "shard_of",
     "page_path",
     "unique_slug",
@@ -79,6 +80,15 @@ def slugify(text: str, field: str = "title") -> str:
     if slug in _WINDOWS_RESERVED:
         slug += "-page"
     return slug
+
+
+def fallback_slug(key: str) -> str:
+    """The slug of a generated page whose title gives none (``'!!!'``, too long, control
+    characters): from the id in its subject key (``doc:doc_7`` -> ``doc-7``), else a hash."""
+    try:
+        return slugify(key.split(":", 1)[-1], "id")
+    except InvalidInput:
+        return "page-" + short_id("", key)[:10]
 
 
 def category_slug(category: str) -> str:
