@@ -211,3 +211,19 @@ def test_agent_summary_of_a_document_replaces_the_generated_one(kb):
     assert [p["slug"] for p in kb.wiki.list_pages("summary")] == ["dispatch-api-summary"]
     text = Path(r["path"]).read_text("utf-8")
     assert "version 2" in text and "- [[dispatch-api]] depends on [[pgbouncer]] (confidence: 0.9)" in text
+
+
+def test_sync_merges_the_two_summaries_an_older_graphmem_left_for_one_document(kb, monkeypatch):
+    import graphmem.faces.wiki as wiki_face
+
+    ingest_dispatch(kb)
+    with monkeypatch.context() as m:  # what an older graphmem did: a second summary for doc_d
+        m.setattr(wiki_face, "summary_to_replace", lambda *a: None)
+        kb.wiki.write_page("summary", "Dispatch API Summary", "Written by the agent.", source_documents=["doc_d"])
+    assert len(kb.wiki.list_pages("summary")) == 2
+    kb.wiki.sync()
+    assert [p["slug"] for p in kb.wiki.list_pages("summary")] == ["dispatch-api-summary"]
+    text = (kb.wiki.dir / "summary" / "dispatch-api-summary.md").read_text("utf-8")
+    assert "Written by the agent." in text and "<!-- graphmem:begin generated -->" in text
+    assert not kb.wiki.lint_wiki()["broken_wikilinks"]
+    assert kb.wiki.sync()["regenerated"] == 0 and len(kb.wiki.list_pages("summary")) == 1

@@ -8,7 +8,6 @@ indexes them. See :mod:`graphmem.wiki.core` for how a write stays atomic and
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,12 +18,13 @@ from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
 from ..wiki.core import PageWrite, Plan, WikiCore
-from ..wiki.files import exists, lstat, open_read, read_bytes
+from ..wiki.files import exists, lstat, read_bytes, tail_lines
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
-from ..wiki.pagewrite import check_page_args, given_front_matter, keep_generated, merge_front_matter, summary_to_replace
+from ..wiki.pagewrite import (check_page_args, given_front_matter, keep_generated, merge_front_matter,
+                              summaries_beside_generated, summary_to_replace)
 from ..wiki.regen import regenerate
 from ..wiki.slugs import category_slug, check_text, page_path, slugify, unique_slug
 from ..validate import checked_inputs
@@ -320,7 +320,7 @@ class Wiki:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
         _check_count("last_n", last_n)
-        lines = _tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
+        lines = tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
         out = []
         for line in lines:
             m = _LOG_LINE.match(line)
@@ -342,6 +342,11 @@ class Wiki:
             if marks:
                 with store.transaction():
                     store.mark_wiki_dirty(marks)
+            for page in summaries_beside_generated(store):  # rewritten, each replaces its generated twin
+                raw = read_bytes(self.dir, self._core.abspath(page.path))
+                if raw is not None:
+                    body = split_front_matter(raw.decode("utf-8", errors="replace"))[1]
+                    self.write_page(page.category, page.title, body, allow_empty=True)
         regen = self.flush(retry_failed=True)
         res["regenerated"], res["failed"] = regen["pages"], regen["failed"]
         return res
@@ -472,26 +477,6 @@ def _stat_key(root: Path, path: Path) -> tuple[int, int] | None:
     except GraphmemError:  # a link there: sync reports it
         return None
     return None if st is None else (st.st_size, st.st_mtime_ns)
-
-
-def _tail_lines(root: Path, path: Path, n: int, block: int = 65536) -> list[str]:
-    """The last ``n`` lines starting with ``## [`` of a file, read backwards in blocks."""
-    fh = open_read(root, path)
-    if fh is None:
-        return []
-    with fh:
-        fh.seek(0, os.SEEK_END)
-        pos = fh.tell()
-        data = b""
-        while pos > 0:
-            step = min(block, pos)
-            pos -= step
-            fh.seek(pos)
-            data = fh.read(step) + data
-            if data.count(b"\n## [") >= n + 1:
-                break
-    lines = [ln for ln in data.decode("utf-8", errors="replace").split("\n") if ln.startswith("## [")]
-    return lines[-n:]
 
 
 def _check_count(name: str, value: Any, allow_none: bool = False) -> None:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from .core import WikiCore
 
-__all__ = ["check_page_args", "given_front_matter", "merge_front_matter", "generated_inner", "summary_to_replace"]
+__all__ = ["check_page_args", "given_front_matter", "summaries_beside_generated", "merge_front_matter", "generated_inner", "summary_to_replace"]
 
 _IDENTITY = ("title", "category")
 
@@ -94,6 +94,25 @@ def summary_to_replace(store: Store, category: str, slug: str, existing: Page | 
         if page.slug != slug and subject.startswith(DOC):
             return page
     return None
+
+
+def summaries_beside_generated(store: Store) -> list[Page]:
+    """Written summary pages that cite a document which still has a generated summary page
+    (left by a graphmem older than the one-summary rule): ``wiki sync`` rewrites each, which
+    makes it replace the generated one (see :func:`summary_to_replace`)."""
+    written = [p for p in store.list_pages("summary") if not p.subject
+               and isinstance(p.front_matter.get("source_documents"), list)]
+    cited = {p.slug: [str(s).rpartition("@v")[0] or str(s) for s in p.front_matter["source_documents"]]
+             for p in written}
+    generated = store.pages_by_subject(DOC + d for docs in cited.values() for d in docs)
+    taken: set[str] = set()
+    out = []
+    for p in written:
+        doc = next((d for d in cited[p.slug] if DOC + d in generated and d not in taken), None)
+        if doc is not None:
+            taken.add(doc)
+            out.append(p)
+    return out
 
 
 def keep_generated(core: WikiCore, body: str, donor: Page | None) -> str:
