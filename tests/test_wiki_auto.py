@@ -30,7 +30,7 @@ def page(kb: graphmem.KnowledgeBase, rel: str) -> str:
 
 
 def test_ingest_writes_the_summary_page(kb, quickstart):
-    text = page(kb, "summary/system-crash-analysis.md")
+    text = page(kb, "summary/doc-system-crash-analysis.md")
     assert "title: System Crash Analysis" in text and "- doc_1@v1" in text
     assert "**Document:** `doc_1` · version 1 · source `notes/crash.txt` · 1 chunk" in text
     assert ("- [[memory-leak]] causes [[system-crash]] (confidence 1.00) — “System crashes due to memory leaks.” — "
@@ -45,14 +45,14 @@ def test_ingest_writes_one_page_per_entity(kb, quickstart):
     text = page(kb, "entity/memory-leak.md")
     assert "**Type:** issue" in text
     assert ("- **memory leak** causes [[system-crash]] (confidence 1.00) — “System crashes due to memory leaks.” — "
-            "[[system-crash-analysis]] v1, chunk `doc_1:v1:c0`") in text
-    assert "## Documents\n\n- [[system-crash-analysis]] — System Crash Analysis (`doc_1` v1)" in text
+            "[[doc-system-crash-analysis]] v1, chunk `doc_1:v1:c0`") in text
+    assert "## Documents\n\n- [[doc-system-crash-analysis]] — System Crash Analysis (`doc_1` v1)" in text
     other = page(kb, "entity/system-crash.md")
     assert "- [[memory-leak]] causes **system crash** (confidence 1.00)" in other  # the incoming direction
     assert [p["slug"] for p in kb.wiki.list_pages("entity")] == ["memory-leak", "system-crash"]
     assert {e.target for e in kb.events.list(types=["wiki.ingest"])} == {"memory-leak", "system-crash",
-                                                                        "system-crash-analysis"}
-    assert kb.wiki.get_log()[-1]["line"].endswith("ingest | summary/system-crash-analysis — doc_1; 2 entity pages "
+                                                                        "doc-system-crash-analysis"}
+    assert kb.wiki.get_log()[-1]["line"].endswith("ingest | summary/doc-system-crash-analysis — doc_1; 2 entity pages "
                                                   "updated")
 
 
@@ -73,7 +73,7 @@ def test_second_document_updates_the_entity_page_and_hand_text_survives_byte_for
     front_end = new_head.index("---\n", 4) + 4
     assert new_head[front_end:] == head[head.index("---\n", 4) + 4 :] + mine_top  # body before the block
     assert new_tail == mine_bottom  # after the block, byte for byte
-    assert "[[high-latency]]" in new_block and "[[cache-profiling]]" in new_block
+    assert "[[high-latency]]" in new_block and "[[doc-cache-profiling]]" in new_block
     assert "- doc_2@v1" in new_head  # front matter cites the new document
     assert "[[system-crash]]" in new_block  # the old relation is still there
     # The hand-written paragraph is searchable too.
@@ -86,24 +86,24 @@ def test_opposite_relations_are_flagged_as_contradictions(kb, quickstart):
                            [{"name": "memory leak", "type": "issue"}, {"name": "system crash", "type": "issue"}],
                            [{"source": "memory leak", "target": "system crash", "type": "prevents",
                              "confidence": 0.7, "supporting_text": text}])
-    summary = page(kb, "summary/ops-note.md")
+    summary = page(kb, "summary/doc-ops-note.md")
     assert "## Contradictions" in summary
-    assert ("- Conflict: [[memory-leak]] prevents [[system-crash]] (0.70, [[ops-note]]) vs [[memory-leak]] causes "
-            "[[system-crash]] (1.00, [[system-crash-analysis]])") in summary
+    assert ("- Conflict: [[memory-leak]] prevents [[system-crash]] (0.70, [[doc-ops-note]]) vs [[memory-leak]] causes "
+            "[[system-crash]] (1.00, [[doc-system-crash-analysis]])") in summary
     assert "## Contradictions" in page(kb, "entity/memory-leak.md")
     flagged = {c["slug"] for c in kb.wiki.lint_wiki()["contradictions"] if c["kind"] == "flagged"}
-    assert {"ops-note", "memory-leak", "system-crash"} <= flagged
+    assert {"doc-ops-note", "memory-leak", "system-crash"} <= flagged
 
 
 def test_a_new_version_that_drops_a_claim_is_flagged(kb, quickstart):
     v2 = "System crashes were seen. Memory leaks occur when objects are not released."
     kb.ingest_with_content("doc_1", "System Crash Analysis", "notes/crash.txt", v2, QUICKSTART_ENTITIES[:1], [])
-    summary = page(kb, "summary/system-crash-analysis.md")
+    summary = page(kb, "summary/doc-system-crash-analysis.md")
     assert "version 2" in summary and "- doc_1@v2" in summary
     assert ("- Dropped: `doc_1` version 2 no longer states [[memory-leak]] causes [[system-crash]] (version 1 did)"
             in summary)
     report = kb.wiki.lint_wiki()
-    assert "system-crash-analysis" in {c["slug"] for c in report["contradictions"]}
+    assert "doc-system-crash-analysis" in {c["slug"] for c in report["contradictions"]}
     # system crash is no longer named by doc_1 v2: its page still cites v1, which is stale now.
     assert {(s["slug"], s["doc_id"], s["cited_version"], s["latest_version"]) for s in report["stale_pages"]} >= {
         ("system-crash", "doc_1", 1, 2)}
@@ -133,7 +133,7 @@ def test_documents_with_the_same_title_get_distinct_summary_pages(kb):
     kb.documents.add("second text about queues", doc_id="b", title="README")
     titles = sorted(p["title"] for p in kb.wiki.list_pages("summary"))
     assert titles == ["README", "README (b)"]
-    assert sorted(p["slug"] for p in kb.wiki.list_pages("summary")) == ["readme", "readme-b"]
+    assert sorted(p["slug"] for p in kb.wiki.list_pages("summary")) == ["doc-readme", "doc-readme-b"]
 
 
 def test_hub_entity_pages_are_bounded(tmp_path):
@@ -261,7 +261,7 @@ def test_pages_left_marked_by_an_interrupted_run_are_caught_up_on_the_next_read(
         ingest_documents(kb, _source_docs(2), None, workers=1)  # "stops" before its flush
         assert kb.store.list_pages() == [] and kb.store.wiki_dirty()
     with graphmem.open(tmp_path / "kb") as kb:
-        assert [p["slug"] for p in kb.wiki.list_pages("summary")] == ["service-0", "service-1"]
+        assert [p["slug"] for p in kb.wiki.list_pages("summary")] == ["doc-service-0", "doc-service-1"]
         assert kb.store.wiki_dirty() == []
 
 
@@ -269,12 +269,12 @@ def test_an_entity_gets_its_page_once_it_has_a_relation_or_a_second_document(kb)
     lone = [{"name": "Ada Lovelace", "type": "person", "supporting_text": "Ada Lovelace wrote notes."}]
     kb.ingest_with_content("a", "Notes", "s", "Ada Lovelace wrote notes.", lone, [])
     assert [p["slug"] for p in kb.wiki.list_pages("entity")] == []
-    assert "- **Ada Lovelace** (actor)" in page(kb, "summary/notes.md")  # named, not linked
+    assert "- **Ada Lovelace** (actor)" in page(kb, "summary/doc-notes.md")  # named, not linked
     kb.ingest_with_content("b", "More Notes", "s", "Ada Lovelace wrote notes again.", lone, [])
     assert [p["slug"] for p in kb.wiki.list_pages("entity")] == ["ada-lovelace"]
     text = page(kb, "entity/ada-lovelace.md")
-    assert "[[notes]]" in text and "[[more-notes]]" in text
-    assert "- [[ada-lovelace]] (actor)" in page(kb, "summary/notes.md")  # the first summary links it now
+    assert "[[doc-notes]]" in text and "[[doc-more-notes]]" in text
+    assert "- [[ada-lovelace]] (actor)" in page(kb, "summary/doc-notes.md")  # the first summary links it now
     assert kb.wiki.lint_wiki()["missing_cross_references"] == [] and kb.store.wiki_dirty() == []
 
 
@@ -283,7 +283,7 @@ def test_every_entity_gets_a_page_with_entity_min_documents_1(tmp_path):
         kb.ingest_with_content("a", "Notes", "s", "Ada Lovelace wrote notes.",
                                [{"name": "Ada Lovelace", "type": "person"}], [])
         assert [p["slug"] for p in kb.wiki.list_pages("entity")] == ["ada-lovelace"]
-        assert "- [[ada-lovelace]] (actor)" in page(kb, "summary/notes.md")
+        assert "- [[ada-lovelace]] (actor)" in page(kb, "summary/doc-notes.md")
 
 
 def test_deferred_regeneration_catches_up_on_read_and_at_close(tmp_path):
@@ -294,7 +294,7 @@ def test_deferred_regeneration_catches_up_on_read_and_at_close(tmp_path):
         assert kb.store.list_pages() == [] and kb.store.wiki_dirty()
         assert [h["slug"] for h in kb.wiki.search_wiki("memory leak")][0] == "memory-leak"  # caught up first
         kb.ingest_with_content("doc_2", "Cache Profiling", "s", DOC2, DOC2_ENTITIES, DOC2_RELATIONS)
-        assert "[[cache-profiling]]" not in page(kb, "entity/memory-leak.md")
-    assert "[[cache-profiling]]" in page(kb, "entity/memory-leak.md")  # regenerated by close()
+        assert "[[doc-cache-profiling]]" not in page(kb, "entity/memory-leak.md")
+    assert "[[doc-cache-profiling]]" in page(kb, "entity/memory-leak.md")  # regenerated by close()
     with pytest.raises(graphmem.InvalidInput, match="wiki.regenerate"):
         graphmem.open(tmp_path / "kb", config={"wiki": {"regenerate": "sometimes"}})

@@ -29,6 +29,9 @@ def test_report_has_the_seed_keys_and_ours(wkb):
     report = wkb.wiki.lint_wiki()
     assert set(report) == set(LINT_KEYS) | {"problems"}
     assert report["problems"] == 0 and report["broken_wikilinks"] == {}
+    # A check writes nothing (issue 13): no event, no log.md line; a --fix run is logged.
+    assert wkb.events.list(types=["wiki.lint"]) == [] and wkb.wiki.get_log() == []
+    wkb.wiki.lint_wiki(fix=True)
     assert wkb.events.list(types=["wiki.lint"])[0].payload["problems"] == 0
     assert wkb.wiki.get_log()[-1]["operation"] == "lint"
 

@@ -50,7 +50,7 @@ def test_quickstart_write_page_makes_file_index_entry_log_line_and_event(kb, qui
     assert ("- [[system-crash-analysis-summary|System Crash Analysis Summary]] — Memory leaks crash the system"
             in index)
     entries = [LOG_LINE.match(ln).groups() for ln in log_lines(kb)]
-    assert entries[0][:2] == ("ingest", "summary/system-crash-analysis")  # the quick start's ingest
+    assert entries[0][:2] == ("ingest", "summary/doc-system-crash-analysis")  # the quick start's ingest
     assert ("write", "summary/system-crash-analysis-summary", "Memory leaks crash the system") in entries
     # ...and the entity pages it links now point back to it (their "See also").
     assert {e[:2] for e in entries[-2:]} == {("update", "entity/memory-leak"), ("update", "entity/system-crash")}
@@ -65,7 +65,7 @@ def test_quickstart_search_returns_summary_and_entity_pages_ranked_with_snippets
     hits = kb.wiki.search_wiki("memory leak")
     slugs = [h["slug"] for h in hits]
     assert slugs[0] == "memory-leak"  # the title match ranks first
-    assert {"memory-leak", "system-crash-analysis", "system-crash-analysis-summary"} <= set(slugs)
+    assert {"memory-leak", "doc-system-crash-analysis", "system-crash-analysis-summary"} <= set(slugs)
     assert {h["category"] for h in hits} >= {"entity", "summary"}
     scores = [h["score"] for h in hits]
     assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
@@ -144,7 +144,7 @@ def test_delete_page_removes_file_index_entry_and_logs(kb):
 def test_backlinks_and_pages_about_an_entity(kb, quickstart):
     kb.wiki.write_page("topic", "Crash Notes", "See [[memory-leak]].\n\nAnd [[memory-leak]] again.\n")
     back = kb.wiki.backlinks("memory-leak")
-    assert {b["slug"] for b in back} >= {"crash-notes", "system-crash-analysis", "system-crash"}
+    assert {b["slug"] for b in back} >= {"crash-notes", "doc-system-crash-analysis", "system-crash"}
     notes = next(b for b in back if b["slug"] == "crash-notes")
     assert notes["category"] == "topic" and notes["title"] == "Crash Notes"
     about = [p["slug"] for p in kb.wiki.pages_about("Memory Leak")]

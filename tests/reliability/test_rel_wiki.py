@@ -302,7 +302,7 @@ def test_punctuation_only_title_gets_a_fallback_slug_and_blocks_nothing(tmp_path
         assert res.get("failed", []) == []
         assert kb.store.wiki_dirty() == []
         pages = kb.store.pages_by_subject(["doc:doc_bang", "doc:doc_fine"])
-        assert pages["doc:doc_fine"].slug == "a-fine-title"
+        assert pages["doc:doc_fine"].slug == "doc-a-fine-title"
         bang = pages["doc:doc_bang"]
         assert bang.slug == "doc-bang" and bang.title == "!!!"
         assert (kb.wiki.dir / bang.path).is_file()

@@ -44,11 +44,14 @@ def _written(d: dict[str, Any]) -> str:
 @click.option("--summary", help="One line for index.md.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--source", "sources", multiple=True, help="A document id the page draws on (repeatable).")
+@click.option("--allow-empty", is_flag=True, help="Write the page even when the body is empty (else refused: "
+                                                  "an empty stdin must not blank a page).")
 @json_option
 @click.pass_context
 @handle_errors
 def wiki_write(ctx: click.Context, category: str, title: str, content: str | None, file_: Path | None,
-               summary: str | None, tags: tuple[str, ...], sources: tuple[str, ...], as_json: bool) -> None:
+               summary: str | None, tags: tuple[str, ...], sources: tuple[str, ...], allow_empty: bool,
+               as_json: bool) -> None:
     """Create or replace the page TITLE in CATEGORY (body from --content, --file or stdin)."""
     if content is not None and file_ is not None:
         _fail("give either --content or --file, not both")
@@ -59,9 +62,12 @@ def wiki_write(ctx: click.Context, category: str, title: str, content: str | Non
             _fail("give the page body with --content, --file, or on standard input")
         else:
             content = sys.stdin.read()
+    if not content.strip() and not allow_empty:
+        _fail("the page body is empty (no --content and nothing on standard input or in --file); nothing was "
+              "written; pass --allow-empty to write an empty page")
     kb = _open(ctx, create=True)
     data = kb.wiki.write_page(category, title, content, summary=summary, tags=list(tags) or None,
-                              source_documents=list(sources) or None)
+                              source_documents=list(sources) or None, allow_empty=allow_empty)
     _emit(data, as_json, _written)
 
 
@@ -71,7 +77,7 @@ def wiki_write(ctx: click.Context, category: str, title: str, content: str | Non
 @click.pass_context
 @handle_errors
 def wiki_read(ctx: click.Context, ref: tuple[str, ...], as_json: bool) -> None:
-    """Show a page: REF is a SLUG, or CATEGORY TITLE."""
+    """Show a page: REF is a SLUG (as `wiki list` shows it, CATEGORY/SLUG, or just SLUG), or CATEGORY TITLE."""
     kb = _open(ctx)
     where = _page_ref(ref)
     data = (kb.wiki.read_page_by_slug(where["slug"]) if "slug" in where

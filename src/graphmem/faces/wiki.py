@@ -8,7 +8,6 @@ indexes them. See :mod:`graphmem.wiki.core` for how a write stays atomic and
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,13 +18,15 @@ from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
 from ..wiki.core import PageWrite, Plan, WikiCore
-from ..wiki.files import exists, lstat, open_read, read_bytes
-from ..wiki.generate import DOC, ENT
+from ..wiki.files import exists, lstat, read_bytes, tail_lines
+from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
+from ..wiki.pagewrite import (check_page_args, given_front_matter, keep_generated, merge_front_matter,
+                              summaries_beside_generated, summary_to_replace)
 from ..wiki.regen import regenerate
-from ..wiki.slugs import RESERVED_DIRS, category_slug, check_text, page_path, slugify, unique_slug
+from ..wiki.slugs import category_slug, check_text, page_path, slugify, unique_slug
 from ..validate import checked_inputs
 
 if TYPE_CHECKING:
@@ -62,24 +63,37 @@ class Wiki:
         summary: str | None = None,
         tags: Sequence[str] | None = None,
         source_documents: Sequence[str] | None = None,
+        allow_empty: bool = False,
     ) -> dict[str, Any]:
         """Create or replace the page ``title`` of ``category``; returns ``{slug, category,
         path, title, summary, created, ...}``.
 
-        ``content`` is the markdown body (front matter is written by graphmem from the other
-        arguments; extra front matter keys a person added are kept). ``source_documents`` are
-        document ids, pinned to their latest version (``doc_1@v2``) so that lint can tell when
-        the page goes stale. The slug is the title's (``memory-leak``), made unique in the wiki.
+        ``content`` is the markdown body; a front matter block at its top is merged into the
+        page's (see :mod:`graphmem.wiki.pagewrite`: the other arguments win, then the content's
+        keys, then the page's current ones). An empty body is refused unless ``allow_empty``
+        (an empty stdin must not blank a page). ``source_documents`` are document ids, pinned
+        to their latest version (``doc_1@v2``) so that lint can tell when the page goes stale;
+        a ``summary`` page citing a document replaces that document's generated summary page.
+        The slug is the title's (``memory-leak``), made unique in the wiki.
         """
-        cat, title_s, body, summary_s, tag_list = _check_page_args(category, title, content, summary, tags)
+        cat, title_s, body, summary_s, tag_list = check_page_args(category, title, content, summary, tags)
+        given, body = given_front_matter(body)
+        if not body.strip() and not allow_empty:
+            raise InvalidInput(f"content: the body of page '{title_s}' is empty; nothing was written (pass "
+                               "allow_empty=True, CLI: --allow-empty, to write an empty page)")
         kb, store = self._kb, self._kb.store
         sources = self._pin_sources(source_documents)
+        if sources is None and given.get("source_documents"):
+            sources = self._pin_sources(given.pop("source_documents"))
         self._catch_up()
         found = store.find_page(cat, normalize_name(title_s))
         self._core.autosync([found.path if found else f"{cat}/{slugify(title_s)}.md"], periodic=False)
 
+        absorbed: list[Page] = []
+
         def make_plan() -> Plan:
             now = kb.now()
+            absorbed.clear()
             existing = store.find_page(cat, normalize_name(title_s))
             old: bytes | None = None
             fm: dict[str, Any] = {}
@@ -97,25 +111,31 @@ class Wiki:
                     taken.add(slug)
                     slug = unique_slug(base, taken)
                 rel = f"{cat}/{slug}.md"
-            fm.update({"title": title_s, "category": cat})
-            fm["tags"] = tag_list if tag_list is not None else (fm.get("tags") or [])
-            if sources is not None:
-                fm["source_documents"] = sources
-            else:
-                fm.setdefault("source_documents", [])
-            if summary_s is not None:
-                fm["summary"] = summary_s
-            fm["updated"] = now
-            text = dump_front_matter(fm) + body
+            fm = merge_front_matter(fm, given, title_s, cat, tag_list, sources, summary_s, now)
+            generated = summary_to_replace(store, cat, slug, existing, fm["source_documents"])
+            subject = generated.subject if generated else None
+            text_body = keep_generated(self._core, body, generated or (existing if existing and existing.subject
+                                                                       else None))
+            text = dump_front_matter(fm) + text_body
             op = "update" if existing is not None else "write"
-            plan = Plan(writes=[PageWrite(cat, slug, rel, text, old=old, existing=existing, op=op, front_matter=fm)])
-            plan.log.append(f"{op} | {cat}/{slug} — {summary_s or title_s}")
+            plan = Plan(writes=[PageWrite(cat, slug, rel, text, old=old, existing=existing, op=op, front_matter=fm,
+                                          subject=subject)])
+            note = f" (replaces {generated.category}/{generated.slug})" if generated else ""
+            plan.log.append(f"{op} | {cat}/{slug} — {summary_s or title_s}{note}")
+            if generated is not None:
+                plan.deletes.append(generated)
+                absorbed.append(generated)
+                # The pages that linked the generated summary are re-rendered to link this one.
+                linking = store.slug_subjects(src for src, _ in store.page_backlinks(generated.slug, 1000))
+                store.mark_wiki_dirty(sorted({s for s in linking.values() if s} | {generated.subject or ""}))
             return plan
 
         plan = self._core.apply(make_plan)
         page = plan.saved[0]
         out = self._page_out(page)
         out["created"] = plan.writes[0].op == "write"
+        if absorbed:
+            self.flush(label=f"{page.category}/{page.slug} replaces {absorbed[0].category}/{absorbed[0].slug}")
         self._refresh_linked(page)
         return out
 
@@ -204,12 +224,15 @@ class Wiki:
     def _find(self, category: str | None, title: str | None, slug: str | None) -> Page:
         store = self._kb.store
         if slug is not None:
-            s = check_text("slug", slug, 200).lower()
+            # ``entity/dispatch-api`` (what list, search and read display) or ``dispatch-api``.
+            folder, _, s = check_text("slug", slug, 200).lower().rpartition("/")
             page = store.get_page(s)
             self._sync_for_read([page.path] if page else [], periodic=False)
             page = store.get_page(s)
             if page is None:
                 raise NotFound(f"no wiki page with slug '{s}'; list pages with `graphmem wiki list`")
+            if folder and folder != page.category:
+                raise NotFound(f"no wiki page '{folder}/{s}': '{s}' is {page.category}/{s}")
             return page
         if category is None or title is None:
             raise InvalidInput("give a category and a title, or a slug")
@@ -268,8 +291,9 @@ class Wiki:
                  "snippet": snip, "score": score} for p, score, snip in hits]
 
     def backlinks(self, slug: str) -> list[dict[str, Any]]:
-        """Pages linking to ``slug`` (which need not exist): ``[{slug, title, category, line}]``."""
-        s = check_text("slug", slug, 200).lower()
+        """Pages linking to ``slug`` (``dispatch-api`` or ``entity/dispatch-api``; it need not
+        exist): ``[{slug, title, category, line}]``."""
+        s = check_text("slug", slug, 200).lower().rpartition("/")[2]
         store = self._kb.store
         links = store.page_backlinks(s)
         pages = store.pages_by_slug(src for src, _ in links)
@@ -296,7 +320,7 @@ class Wiki:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
         _check_count("last_n", last_n)
-        lines = _tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
+        lines = tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
         out = []
         for line in lines:
             m = _LOG_LINE.match(line)
@@ -312,6 +336,17 @@ class Wiki:
         """Re-index pages edited, added or deleted by hand (by stat, then content hash), and
         regenerate generated pages left pending by an interrupted ingest."""
         res = self._core.sync(sweep=True)
+        store = self._kb.store
+        if self._kb.config["wiki"]["auto_pages"]:
+            marks = legacy_slug_marks(store)  # pages an older graphmem named: regenerating moves them
+            if marks:
+                with store.transaction():
+                    store.mark_wiki_dirty(marks)
+            for page in summaries_beside_generated(store):  # rewritten, each replaces its generated twin
+                raw = read_bytes(self.dir, self._core.abspath(page.path))
+                if raw is not None:
+                    body = split_front_matter(raw.decode("utf-8", errors="replace"))[1]
+                    self.write_page(page.category, page.title, body, allow_empty=True)
         regen = self.flush(retry_failed=True)
         res["regenerated"], res["failed"] = regen["pages"], regen["failed"]
         return res
@@ -327,6 +362,8 @@ class Wiki:
             done = lint_fix(self._core, report, create_stubs=create_stubs)
             report = lint_report(self._core)
             report["fixed"] = done
+        if not (fix or create_stubs):
+            return report  # a check writes nothing: no log.md line, no event
         counts = {k: (sum(len(v) for v in report[k].values()) if isinstance(report[k], dict) else len(report[k]))
                   for k in report if k not in ("problems", "fixed")}
         self._core.apply(lambda: Plan(log=[f"lint | wiki — {report['problems']} problems"
@@ -442,51 +479,8 @@ def _stat_key(root: Path, path: Path) -> tuple[int, int] | None:
     return None if st is None else (st.st_size, st.st_mtime_ns)
 
 
-def _tail_lines(root: Path, path: Path, n: int, block: int = 65536) -> list[str]:
-    """The last ``n`` lines starting with ``## [`` of a file, read backwards in blocks."""
-    fh = open_read(root, path)
-    if fh is None:
-        return []
-    with fh:
-        fh.seek(0, os.SEEK_END)
-        pos = fh.tell()
-        data = b""
-        while pos > 0:
-            step = min(block, pos)
-            pos -= step
-            fh.seek(pos)
-            data = fh.read(step) + data
-            if data.count(b"\n## [") >= n + 1:
-                break
-    lines = [ln for ln in data.decode("utf-8", errors="replace").split("\n") if ln.startswith("## [")]
-    return lines[-n:]
-
-
 def _check_count(name: str, value: Any, allow_none: bool = False) -> None:
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput(f"{name}: expected a non-negative integer, got {value!r}")
-
-
-def _check_page_args(category: Any, title: Any, content: Any, summary: Any, tags: Any
-                     ) -> tuple[str, str, str, str | None, list[str] | None]:
-    cat = category_slug(category)
-    if cat in RESERVED_DIRS:
-        raise InvalidInput(f"category '{cat}' is reserved by graphmem; choose another")
-    title_s = check_text("title", title, 300)
-    if not isinstance(content, str):
-        raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
-    if "\x00" in content:
-        raise InvalidInput("content: contains NUL bytes; is it a binary file?")
-    body = content if content.endswith("\n") or not content else content + "\n"
-    summary_s = None
-    if summary is not None:
-        summary_s = " ".join(check_text("summary", summary.replace("\n", " ") if isinstance(summary, str)
-                                        else summary, 1000).split())
-    tag_list = None
-    if tags is not None:
-        if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
-            raise InvalidInput("tags: expected a list of strings")
-        tag_list = [check_text("tags[]", t, 100) for t in tags]
-    return cat, title_s, body, summary_s, tag_list

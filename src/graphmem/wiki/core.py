@@ -211,6 +211,13 @@ class WikiCore:
                     checked(self.dir, self.dir / "log.md")
                 now = kb.now()
                 shards: dict[tuple[str, str], dict[str, Page | None]] = {}
+                # Deletes first: a page written here may take over a deleted one's subject.
+                for p in plan.deletes:
+                    ftx.delete(self.abspath(p.path))
+                    store.delete_page_row(p.slug)
+                    shards.setdefault((p.category, p.shard), {})[p.slug] = None
+                    store.append_event("wiki.delete", p.slug, now, {"category": p.category, "path": p.path,
+                                                                    "title": p.title})
                 for w in plan.writes:
                     path = self.abspath(w.path)
                     if w.from_disk:
@@ -225,6 +232,10 @@ class WikiCore:
                     old_row = w.existing
                     if old_row is not None and old_row.path != page.path:
                         ftx.delete(self.abspath(old_row.path))
+                    if old_row is not None and old_row.slug != page.slug:  # renamed: the old row goes first
+                        store.delete_page_row(old_row.slug)  # (it holds the page node that save_page re-adds)
+                        shards.setdefault((old_row.category, old_row.shard), {})[old_row.slug] = None
+                        shards.setdefault((page.category, page.shard), {})[page.slug] = page
                     store.save_page(page, links, claims, sources)
                     # The index lists slug, title and summary: rewrite it only when one changed.
                     if old_row is None or (old_row.category, old_row.shard, old_row.title, old_row.summary) != (
@@ -236,12 +247,6 @@ class WikiCore:
                                "content_hash": page.content_hash, **w.extra}
                     store.append_event(f"wiki.{w.op}", page.slug, now, payload)
                     plan.saved.append(page)
-                for p in plan.deletes:
-                    ftx.delete(self.abspath(p.path))
-                    store.delete_page_row(p.slug)
-                    shards.setdefault((p.category, p.shard), {})[p.slug] = None
-                    store.append_event("wiki.delete", p.slug, now, {"category": p.category, "path": p.path,
-                                                                    "title": p.title})
                 for slug, size, mtime in plan.stat_only:
                     store.set_page_stat(slug, size, mtime)
                 for etype, target, payload in plan.events:

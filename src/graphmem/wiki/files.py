@@ -31,7 +31,7 @@ from typing import BinaryIO
 from ..errors import BackendError
 
 __all__ = ["FileTxn", "TEMP_NAME", "UnsafePath", "append_line", "checked", "exists", "lstat", "open_read",
-           "read_bytes", "read_file", "remove_stale_temps"]
+           "read_bytes", "read_file", "remove_stale_temps", "tail_lines"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # ``.<name>.<pid>-<n>.tmp`` / ``.<name>.<pid>-undo.tmp`` (+ ``x<k>`` when the name was taken).
@@ -370,3 +370,23 @@ def _started_after(pid: int, mtime: float, boot: float | None) -> bool:
     except (OSError, ValueError, IndexError):
         return False
     return mtime < start - 2.0  # btime has a 1 s resolution
+
+
+def tail_lines(root: Path, path: Path, n: int, block: int = 65536) -> list[str]:
+    """The last ``n`` lines starting with ``## [`` of a file, read backwards in blocks."""
+    fh = open_read(root, path)
+    if fh is None:
+        return []
+    with fh:
+        fh.seek(0, os.SEEK_END)
+        pos = fh.tell()
+        data = b""
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            data = fh.read(step) + data
+            if data.count(b"\n## [") >= n + 1:
+                break
+    lines = [ln for ln in data.decode("utf-8", errors="replace").split("\n") if ln.startswith("## [")]
+    return lines[-n:]

@@ -24,6 +24,7 @@ stops changing once it is full (unchanged pages are not rewritten at all).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,10 +40,15 @@ from .slugs import fallback_slug, page_path, slugify
 if TYPE_CHECKING:
     from ..store import Store
 
-__all__ = ["plan_auto_pages", "DOC", "ENT"]
+__all__ = ["plan_auto_pages", "legacy_slug_marks", "summary_slug_base", "DOC", "ENT", "SUMMARY_PREFIX"]
 
 DOC = "doc:"
 ENT = "entity:"
+# A generated summary page is ``summary/doc-<title>.md``: the bare slug belongs to the entity
+# of the same name (a document's title is one of its entities), so that ``[[dispatch-api]]``
+# opens the entity page and never depends on which page happened to be made first.
+SUMMARY_PREFIX = "doc-"
+_NUMBERED = re.compile(r"^(?P<base>.+)-\d+$")
 
 
 def _quote(text: str, n: int = 160) -> str:
@@ -125,12 +131,22 @@ def _section(title: str, lines: Sequence[str], empty: str | None = None) -> list
     return ["", f"## {title}", "", *(lines or [empty or ""])]
 
 
-def _allocate(store: Store, wiki_dir: Any, category: str, title: str, planned: set[str], subject: str) -> str:
+def _base_slug(title: str, subject: str) -> str:
     try:
-        base = slugify(title)
+        return slugify(title)
     except InvalidInput:  # a title with nothing to make a name of must not block the page
-        base = fallback_slug(subject)
-    taken = store.slugs_taken(base)
+        return fallback_slug(subject)
+
+
+def summary_slug_base(title: str, subject: str) -> str:
+    """The slug a generated summary page of ``title`` starts from: ``doc-<slug of title>``."""
+    base = _base_slug(title, subject)
+    return base if base.startswith(SUMMARY_PREFIX) else SUMMARY_PREFIX + base
+
+
+def _allocate(store: Store, wiki_dir: Any, category: str, base: str, planned: set[str],
+              vacated: set[str] | frozenset[str] = frozenset()) -> str:
+    taken = store.slugs_taken(base) - vacated
     slug, n = base, 1
     # Never overwrite a file that sits there unindexed (dropped by hand, not yet synced).
     while slug in taken or slug in planned or exists(wiki_dir, page_path(wiki_dir, category, slug)):
@@ -215,6 +231,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
                 continue
         targets.append((ENT + nid, "entity", ctx.nodes[nid].name))
     existing = store.pages_by_subject(s for s, _, _ in targets if s in ctx.slugs)
+    moved = _move_legacy_slugs(core, targets, existing, docs, ctx, planned)
+    vacated = set(moved)
     adopt: dict[str, Page] = {}
     for i, (subject, category, title) in enumerate(targets):
         if subject in ctx.slugs:
@@ -228,7 +246,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         if same is not None and subject.startswith(DOC):  # another document's summary has this title
             title = f"{title} ({subject[len(DOC):]})"
             targets[i] = (subject, category, title)
-        ctx.slugs[subject] = _allocate(store, core.dir, category, title, planned, subject)
+        base = summary_slug_base(title, subject) if subject.startswith(DOC) else _base_slug(title, subject)
+        ctx.slugs[subject] = _allocate(store, core.dir, category, base, planned, vacated)
 
     core.slug_hint.update({slug: s[len(ENT):] for s, slug in ctx.slugs.items() if s.startswith(ENT)})
 
@@ -241,7 +260,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
             d = docs[subject[len(DOC):]]
             claims, ents, dropped = per_doc[d.doc_id]
             block, sources = _summary_block(ctx, store, d, claims, ents, dropped, opposite)
-            tags = ["summary"]
+            tags, aliases = ["summary"], []
         else:
             nid = subject[len(ENT):]
             rels, more_rels, ds, more_docs, conflicts = per_ent[nid]
@@ -249,13 +268,20 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
             block, sources = _entity_block(ctx, store, ctx.nodes[nid], rels, more_rels, ds, more_docs, conflicts,
                                            backs, opposite)
             tags = ["entity", ctx.nodes[nid].type]
-        w = _page_write(core, page, category, slug, title, subject, block, sources, tags, now)
+            # Obsidian resolves [[Dispatch API]] through aliases (graphmem through the slug).
+            aliases = list(dict.fromkeys([ctx.nodes[nid].name, *ctx.nodes[nid].aliases[:10]]))
+        w = _page_write(core, page, category, slug, title, subject, block, sources, tags, aliases, now)
         if w is not None:
             plan.writes.append(w)
     # A new entity page lists documents whose summary pages named it as plain text: those
     # summaries are marked, so that the next round links them to it.
-    relink = sorted({DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
-                     for d, _ in per_ent[s[len(ENT):]][2]} - {DOC + d for d in doc_ids})
+    relink = {DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
+              for d, _ in per_ent[s[len(ENT):]][2]} - {DOC + d for d in doc_ids}
+    # Generated pages outside this batch that link a renamed page are re-rendered with its new slug.
+    for old in moved:
+        linking = store.slug_subjects(src for src, _ in store.page_backlinks(old, max_back))
+        relink |= {subj for subj in linking.values() if subj} - {s for s, _, _ in targets}
+    relink = sorted(relink)
     plan.info = {"summary": sum(1 for w in plan.writes if w.category == "summary" and w.subject),
                  "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
                  "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": relink}
@@ -263,10 +289,12 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
 
 
 def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, title: str, subject: str,
-                block: str, sources: list[str], tags: list[str], now: str) -> PageWrite | None:
-    """The write that puts ``block`` in the page (None when nothing would change)."""
-    rel = page.path if page else f"{category}/{slug}.md"
-    old = read_bytes(core.dir, core.abspath(rel)) if page else None
+                block: str, sources: list[str], tags: list[str], aliases: list[str], now: str) -> PageWrite | None:
+    """The write that puts ``block`` in the page (None when nothing would change); a page
+    whose slug changed (:func:`_move_legacy_slugs`) is written at its new path."""
+    renamed = page is not None and page.slug != slug
+    rel = f"{page.category if page else category}/{slug}.md" if renamed or page is None else page.path
+    old = read_bytes(core.dir, core.abspath(page.path)) if page else None
     if old is not None:
         try:
             old_text = old.decode("utf-8")
@@ -275,10 +303,15 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
         if old_text is not None:
             fm, body, _, error = split_front_matter(old_text)
             new_body = replace_generated(body, block)
-            if error is None and new_body == body and fm.get("source_documents") == sources:
+            had = fm.get("aliases") if isinstance(fm.get("aliases"), list) else []
+            all_aliases = list(dict.fromkeys([*aliases, *(str(a) for a in had)]))
+            if (error is None and new_body == body and fm.get("source_documents") == sources and not renamed
+                    and (not all_aliases or had == all_aliases)):
                 return None
             merged = dict(fm) if error is None else {}
             merged.setdefault("title", title)
+            if all_aliases:
+                merged["aliases"] = all_aliases
             merged["category"] = page.category if page else category
             merged.setdefault("tags", tags)
             merged["source_documents"] = sources
@@ -287,11 +320,14 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
                 new_body = old_text if old_text.endswith("\n") else old_text + "\n"
                 new_body = replace_generated(new_body, block)
             return PageWrite(page.category if page else category, slug, rel, dump_front_matter(merged) + new_body,
-                             subject=subject, old=old, existing=page, op="ingest", front_matter=merged,
-                             extra={"change": "updated", "subject": subject})
-    fm = {"title": title, "category": category, "tags": tags, "source_documents": sources, "updated": now}
+                             subject=subject, old=None if renamed else old, existing=page, op="ingest",
+                             front_matter=merged, extra={"change": "renamed" if renamed else "updated",
+                                                         "subject": subject})
+    fm: dict[str, Any] = {"title": title, **({"aliases": aliases} if aliases else {}), "category": category,
+                          "tags": tags, "source_documents": sources, "updated": now}
     body = f"# {title}\n\n" + replace_generated("", block)
-    return PageWrite(category, slug, rel, dump_front_matter(fm) + body, subject=subject, old=old, existing=page,
+    return PageWrite(category, slug, rel, dump_front_matter(fm) + body, subject=subject,
+                     old=None if renamed else old, existing=page,
                      op="ingest", front_matter=fm,
                      extra={"change": "created" if page is None else "recreated", "subject": subject})
 
@@ -341,3 +377,73 @@ def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_re
             found.append(_dropped_line(ctx, e, p.doc_id, latest.version, p.version))
     lines += _section("Contradictions", found)
     return "\n".join(lines), [f"{d}@v{v}" for d, v in ds]
+
+
+def _wanted_slug(page: Page, subject: str, docs: dict[str, Document], nodes: dict[str, Node]) -> str | None:
+    """The slug a generated page made by an older graphmem should move to, or None: a summary
+    named after its document without the ``doc-`` prefix, or an entity page that got a
+    ``-2`` suffix because a summary held the entity's slug. A page the agent named itself (a
+    summary titled otherwise) keeps its name."""
+    if page.subject != subject:
+        return None
+    if subject.startswith(DOC):
+        d = docs.get(subject[len(DOC):])
+        if (not SUMMARY_PREFIX or page.slug.startswith(SUMMARY_PREFIX) or d is None
+                or page.title not in (d.title, f"{d.title} ({d.doc_id})")):
+            return None
+        return summary_slug_base(page.title, subject)
+    node = nodes.get(subject[len(ENT):])
+    m = _NUMBERED.match(page.slug)
+    if node is None or m is None:
+        return None
+    base = _base_slug(node.name, subject)
+    return base if m.group("base") == base else None
+
+
+def _move_legacy_slugs(core: WikiCore, targets: list[tuple[str, str, str]], existing: dict[str, Page],
+                       docs: dict[str, Document], ctx: _Ctx, planned: set[str]) -> dict[str, str]:
+    """Give the pages of ``targets`` that an older graphmem named the current slugs (see
+    :func:`_wanted_slug`); returns ``{old slug: new slug}`` and updates ``ctx.slugs``.
+    Summaries come first in ``targets``, so an entity page can take the slug a summary leaves
+    in the same batch; the old file and row go in the same operation (see WikiCore.apply)."""
+    store = core.kb.store
+    moved: dict[str, str] = {}
+    for subject, _, _ in targets:
+        page = existing.get(subject)
+        want = _wanted_slug(page, subject, docs, ctx.nodes) if page is not None else None
+        if page is None or want is None or want == page.slug:
+            continue
+        holder = store.get_page(want)
+        free = (want not in planned and (holder is None or holder.slug in moved)
+                and not exists(core.dir, page_path(core.dir, page.category, want)))
+        if not free:
+            if not subject.startswith(DOC):
+                continue  # the entity's slug is someone else's page: keep the numbered one
+            want = _allocate(store, core.dir, page.category, want, planned, set(moved))
+        planned.add(want)
+        moved[page.slug] = want
+        ctx.slugs[subject] = want
+    return moved
+
+
+def legacy_slug_marks(store: Store) -> list[str]:
+    """Marks (``doc:<id>``, ``entity:<id>``) of generated pages whose slugs an older graphmem
+    chose (see :func:`_wanted_slug`): ``wiki sync`` regenerates them, which moves them."""
+    marks: list[str] = []
+    if SUMMARY_PREFIX:
+        pages = [p for p in store.list_pages("summary") if p.subject and p.subject.startswith(DOC)
+                 and not p.slug.startswith(SUMMARY_PREFIX)]
+        docs = store.latest_documents([p.subject[len(DOC):] for p in pages if p.subject])
+        for p in pages:
+            d = docs.get((p.subject or "")[len(DOC):])
+            if d is not None and p.title in (d.title, f"{d.title} ({d.doc_id})"):
+                marks.append(p.subject or "")
+    numbered = [(p, m.group("base")) for p in store.list_pages("entity")
+                if p.subject and p.subject.startswith(ENT) and (m := _NUMBERED.match(p.slug))]
+    holders = store.pages_by_slug(b for _, b in numbered)
+    moving = set(marks)
+    for p, base in numbered:
+        holder = holders.get(base)
+        if holder is None or holder.subject in moving:
+            marks.append(p.subject or "")
+    return marks
