@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..extraction import EntitySpec, Extraction, RelationSpec
 from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
+from ..ontology import GENERIC_TYPE
 from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
 from .chunking import chunk_spans
 
@@ -227,6 +228,7 @@ class _GraphWriter:
         self.provenance: list[Provenance] = []
         self._seen_prov: set[tuple[str, str, int | None, int | None, str]] = set()
         self._types: list[str] | None = None
+        self._node_types: dict[str, str] = {}  # node id -> its type, as this ingest knows it
 
     # -- evidence ---------------------------------------------------------------------------
 
@@ -292,6 +294,7 @@ class _GraphWriter:
                 node_id = short_id("n_", ENTITY, names[0][1])
                 node = Node(node_id, ENTITY, ent.name, etype, created_at=self.now, updated_at=self.now)
                 self.store.insert_node(node, unique_names(names))
+                self._node_types[node_id] = etype
                 self.new_nodes.append((node_id, ent.name))
                 self.store.append_event("node.added", node_id, self.now,
                                         {"kind": ENTITY, "name": ent.name, "type": etype, "doc_id": self.doc.doc_id})
@@ -302,17 +305,38 @@ class _GraphWriter:
                     self.result.warnings.append(
                         f"{label}: alias(es) {taken} already name another entity; not added as aliases"
                     )
-                if node_id not in self.local.values():
+                first_here = node_id not in self.local.values()
+                if first_here:
                     self.result.nodes_linked += 1
-                    existing = self.store.get_nodes([node_id])[node_id]
-                    if existing.type != etype:
-                        self.result.warnings.append(
-                            f"{label}: type '{etype}' differs from the stored type '{existing.type}'; kept "
-                            f"'{existing.type}' (merge or retype the entity to change it)"
-                        )
+                self._settle_type(node_id, etype, label, report=first_here)
             for _, n in names:
                 self.local.setdefault(n, node_id)
             self._evidence("node", node_id, ent.supporting_text, ent.name, label)
+
+    def _settle_type(self, node_id: str, etype: str, label: str, report: bool) -> None:
+        """An existing entity meets a type: a specific type replaces the generic one (an agent's
+        "service" beats the offline extractor's "concept"), the generic one never replaces a
+        specific type, and two specific types keep the stored one (with a warning the first time
+        this document names the entity, if ``report``)."""
+        if etype == GENERIC_TYPE or self._node_types.get(node_id) == etype:
+            return
+        existing = self.store.get_nodes([node_id])[node_id]
+        self._node_types[node_id] = existing.type
+        if existing.type == etype:
+            return
+        if existing.type == GENERIC_TYPE:
+            existing.type, existing.updated_at = etype, self.now
+            self.store.update_node(existing)
+            self._node_types[node_id] = etype
+            self.store.append_event("node.retyped", node_id, self.now,
+                                    {"old_type": GENERIC_TYPE, "type": etype, "doc_id": self.doc.doc_id})
+            return
+        if not report:
+            return
+        self.result.warnings.append(
+            f"{label}: type '{etype}' differs from the stored type '{existing.type}'; kept '{existing.type}' "
+            f"(to change it: `graphmem entity retype '{existing.name}' {etype}` or kb.graph.retype)"
+        )
 
     # -- mentions -----------------------------------------------------------------------------
 
