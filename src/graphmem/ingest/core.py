@@ -137,6 +137,28 @@ class _Locator:
                 best, best_overlap = c, overlap
         return best
 
+    def pieces(self, start: int, end: int) -> list[tuple[Chunk | None, int, int]]:
+        """``(chunk, start, end)`` parts of a span, each inside its chunk: the whole span in the
+        chunk that holds it, else consecutive non-overlapping parts that together cover it."""
+        whole = self.chunk_for_span(start, end)
+        if whole is None or (whole.start <= start and end <= whole.end):
+            return [(whole, start, end)]
+        out: list[tuple[Chunk | None, int, int]] = []
+        pos = start
+        i = max(bisect.bisect_right(self.starts, start) - 1, 0)
+        for c in self.chunks[i:]:
+            if c.start >= end or pos >= end:
+                break
+            s, e = max(pos, c.start), min(end, c.end)
+            while s < e and self.content[s].isspace():
+                s += 1
+            while e > s and self.content[e - 1].isspace():
+                e -= 1
+            if e > s:
+                out.append((c, s, e))
+                pos = max(pos, min(end, c.end))
+        return out or [(whole, start, end)]
+
     def best_overlap_chunk(self, quote: str) -> Chunk | None:
         words = {w.lower() for w in _WORDS.findall(quote)}
         if not words or not self.chunks:
@@ -252,20 +274,22 @@ class _GraphWriter:
                 f"({_clip(quote)!r}); stored without an evidence span"
             )
         if span is not None:
-            chunk = self.locator.chunk_for_span(*span)
-            start, end = span
-            text = self.doc.content[start:end]
+            # A quote across a chunk boundary is cited once per chunk, each piece inside its chunk:
+            # a reader shown a chunk must find the quote in it.
+            pieces = self.locator.pieces(*span)
         else:
-            chunk = self.locator.best_overlap_chunk(text) if text else None
-            start = end = None
-        key = (kind, item_id, start, end, text)
-        if key in self._seen_prov:
-            return
-        self._seen_prov.add(key)
-        self.provenance.append(
-            Provenance(kind, item_id, self.doc.doc_id, self.doc.version, chunk.chunk_id if chunk else None,
-                       start, end, text, confidence, created_at=self.now)
-        )
+            best = self.locator.best_overlap_chunk(text) if text else None
+            pieces = [(best, None, None)]
+        for chunk, start, end in pieces:
+            piece = text if start is None else self.doc.content[start:end]
+            key = (kind, item_id, start, end, piece)
+            if key in self._seen_prov:
+                continue
+            self._seen_prov.add(key)
+            self.provenance.append(
+                Provenance(kind, item_id, self.doc.doc_id, self.doc.version, chunk.chunk_id if chunk else None,
+                           start, end, piece, confidence, created_at=self.now)
+            )
 
     # -- entities ---------------------------------------------------------------------------
 
