@@ -72,7 +72,8 @@ def test_quickstart_search_returns_summary_and_entity_pages_ranked_with_snippets
     for h in hits:
         assert set(h) == {"slug", "category", "path", "title", "snippet", "score"}
         assert Path(h["path"]).is_file()
-        assert "**memory**" in h["snippet"].lower() or "**leak" in h["snippet"].lower()
+        snip = h["snippet"].lower()  # a match inside a wikilink bolds the whole link (issue 13)
+        assert "**memory**" in snip or "**leak" in snip or "**[[memory-leak]]**" in snip
     assert kb.wiki.search_wiki("memory leak", k=1) == hits[:1]
     assert kb.wiki.search_wiki('"NEAR* -: (') == [] or isinstance(kb.wiki.search_wiki('"NEAR* -: ('), list)
     assert [h["slug"] for h in kb.wiki.search_wiki("memory", category="summary")][0].startswith("system-crash")

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 __all__ = [
+    "GENERIC_TYPE",
     "DEFAULT_TYPE_SYNONYMS",
     "DEFAULT_RELATION_SYNONYMS",
     "DEFAULT_INVERSE_RELATIONS",
@@ -27,6 +28,10 @@ __all__ = [
     "RelationNorm",
     "normalize_label",
 ]
+
+# The type of an entity nobody typed (the offline extractor's fallback, add_node's default): any
+# other type given later replaces it, and it never replaces another type.
+GENERIC_TYPE = "concept"
 
 # The Mini Context Graph ontology's entity-type table (variant -> canonical type), with
 # the extra variants its ontology_store carried.
@@ -146,7 +151,7 @@ class Ontology:
         """Canonical entity type for ``raw`` (``"Bug"`` -> ``"issue"``); empty -> ``"concept"``."""
         key = normalize_label(raw)
         if not key:
-            return "concept"
+            return GENERIC_TYPE
         return self.type_synonyms.get(key, key)
 
     def normalize_relation(self, raw: str) -> RelationNorm:

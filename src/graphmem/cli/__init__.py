@@ -458,6 +458,8 @@ from .config import config as _config_group  # noqa: E402 - the group uses the h
 
 cli.add_command(_config_group)
 
+from . import entity_retype  # noqa: E402,F401 - registers `entity retype`
+
 
 def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
           line: str | None = None) -> None:

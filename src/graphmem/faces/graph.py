@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..models import ENTITY, Edge, Node
+from ..ontology import GENERIC_TYPE
 from ..text import normalize_name, short_id, unique_names
 from ..validate import checked_inputs
+from ..wiki.generate import ENT as ENT_PAGE
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -78,23 +80,55 @@ class Graph:
             canonical = kb.config.ontology.normalize_type(type)
             if existing is not None:
                 node = store.get_nodes([existing])[existing]
+                if node.type == GENERIC_TYPE and canonical != GENERIC_TYPE:  # a given type beats "concept"
+                    old, node.type = node.type, self._known_type(canonical)
+                    store.append_event("node.retyped", node.id, now, {"old_type": old, "type": node.type})
+                    if kb.config["wiki"]["auto_pages"]:
+                        store.mark_wiki_dirty([ENT_PAGE + node.id])
                 node.manual = True
                 node.properties.update(props)
                 node.updated_at = now
                 store.update_node(node)
                 store.add_names(node.id, ENTITY, names)
                 return node.id
-            known = store.ontology_types(ENTITY)
-            etype, note = kb.config.ontology.cap_type(canonical, known)
-            if note:
-                kb.warn(note)
-            store.add_ontology_type(ENTITY, etype, now)
+            etype = self._known_type(canonical)
             node = Node(short_id("n_", ENTITY, names[0][1]), ENTITY, name.strip(), etype, properties=props,
                         created_at=now, updated_at=now, manual=True)
             store.insert_node(node, unique_names(names))
             store.append_event("node.added", node.id, now, {"kind": ENTITY, "name": node.name, "type": etype,
                                                             "manual": True})
             return node.id
+
+    def _known_type(self, canonical: str) -> str:
+        """``canonical`` registered as an entity type (or the type the cap falls back to, with a note)."""
+        kb, store = self._kb, self._kb.store
+        etype, note = kb.config.ontology.cap_type(canonical, store.ontology_types(ENTITY))
+        if note:
+            kb.warn(note)
+        store.add_ontology_type(ENTITY, etype, kb.now())
+        return etype
+
+    def retype(self, name_or_id: str, type: str) -> dict[str, Any]:
+        """Give an entity another type (normalised like at ingest: "Bug" -> ``issue``).
+
+        Returns ``{id, name, old_type, type}``; raises NotFound for an unknown entity and
+        InvalidInput for an empty type. Later ingests keep this type (only the generic
+        ``concept`` is replaced by a type an extraction gives).
+        """
+        if not isinstance(type, str) or not type.strip():
+            raise InvalidInput("type: expected a non-empty string such as 'service' or 'issue'")
+        kb, store = self._kb, self._kb.store
+        with store.transaction():
+            node = self._require(name_or_id)
+            old = node.type
+            new = self._known_type(kb.config.ontology.normalize_type(type))
+            if new != old:
+                node.type, node.updated_at = new, kb.now()
+                store.update_node(node)
+                store.append_event("node.retyped", node.id, node.updated_at, {"old_type": old, "type": new})
+                if kb.config["wiki"]["auto_pages"]:  # its page shows the type: regenerated before the next read
+                    store.mark_wiki_dirty([ENT_PAGE + node.id])
+        return {"id": node.id, "name": node.name, "old_type": old, "type": new}
 
     def add_edge(self, source: str, target: str, relation: str, confidence: float = 1.0) -> str:
         """Add a relation by hand between two existing entities; returns the edge id.

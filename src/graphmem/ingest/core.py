@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..extraction import EntitySpec, Extraction, RelationSpec
 from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
+from ..ontology import GENERIC_TYPE
 from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
 from .chunking import chunk_spans
 
@@ -136,6 +137,28 @@ class _Locator:
                 best, best_overlap = c, overlap
         return best
 
+    def pieces(self, start: int, end: int) -> list[tuple[Chunk | None, int, int]]:
+        """``(chunk, start, end)`` parts of a span, each inside its chunk: the whole span in the
+        chunk that holds it, else consecutive non-overlapping parts that together cover it."""
+        whole = self.chunk_for_span(start, end)
+        if whole is None or (whole.start <= start and end <= whole.end):
+            return [(whole, start, end)]
+        out: list[tuple[Chunk | None, int, int]] = []
+        pos = start
+        i = max(bisect.bisect_right(self.starts, start) - 1, 0)
+        for c in self.chunks[i:]:
+            if c.start >= end or pos >= end:
+                break
+            s, e = max(pos, c.start), min(end, c.end)
+            while s < e and self.content[s].isspace():
+                s += 1
+            while e > s and self.content[e - 1].isspace():
+                e -= 1
+            if e > s:
+                out.append((c, s, e))
+                pos = max(pos, min(end, c.end))
+        return out or [(whole, start, end)]
+
     def best_overlap_chunk(self, quote: str) -> Chunk | None:
         words = {w.lower() for w in _WORDS.findall(quote)}
         if not words or not self.chunks:
@@ -227,6 +250,7 @@ class _GraphWriter:
         self.provenance: list[Provenance] = []
         self._seen_prov: set[tuple[str, str, int | None, int | None, str]] = set()
         self._types: list[str] | None = None
+        self._node_types: dict[str, str] = {}  # node id -> its type, as this ingest knows it
 
     # -- evidence ---------------------------------------------------------------------------
 
@@ -250,20 +274,22 @@ class _GraphWriter:
                 f"({_clip(quote)!r}); stored without an evidence span"
             )
         if span is not None:
-            chunk = self.locator.chunk_for_span(*span)
-            start, end = span
-            text = self.doc.content[start:end]
+            # A quote across a chunk boundary is cited once per chunk, each piece inside its chunk:
+            # a reader shown a chunk must find the quote in it.
+            pieces = self.locator.pieces(*span)
         else:
-            chunk = self.locator.best_overlap_chunk(text) if text else None
-            start = end = None
-        key = (kind, item_id, start, end, text)
-        if key in self._seen_prov:
-            return
-        self._seen_prov.add(key)
-        self.provenance.append(
-            Provenance(kind, item_id, self.doc.doc_id, self.doc.version, chunk.chunk_id if chunk else None,
-                       start, end, text, confidence, created_at=self.now)
-        )
+            best = self.locator.best_overlap_chunk(text) if text else None
+            pieces = [(best, None, None)]
+        for chunk, start, end in pieces:
+            piece = text if start is None else self.doc.content[start:end]
+            key = (kind, item_id, start, end, piece)
+            if key in self._seen_prov:
+                continue
+            self._seen_prov.add(key)
+            self.provenance.append(
+                Provenance(kind, item_id, self.doc.doc_id, self.doc.version, chunk.chunk_id if chunk else None,
+                           start, end, piece, confidence, created_at=self.now)
+            )
 
     # -- entities ---------------------------------------------------------------------------
 
@@ -292,6 +318,7 @@ class _GraphWriter:
                 node_id = short_id("n_", ENTITY, names[0][1])
                 node = Node(node_id, ENTITY, ent.name, etype, created_at=self.now, updated_at=self.now)
                 self.store.insert_node(node, unique_names(names))
+                self._node_types[node_id] = etype
                 self.new_nodes.append((node_id, ent.name))
                 self.store.append_event("node.added", node_id, self.now,
                                         {"kind": ENTITY, "name": ent.name, "type": etype, "doc_id": self.doc.doc_id})
@@ -302,17 +329,38 @@ class _GraphWriter:
                     self.result.warnings.append(
                         f"{label}: alias(es) {taken} already name another entity; not added as aliases"
                     )
-                if node_id not in self.local.values():
+                first_here = node_id not in self.local.values()
+                if first_here:
                     self.result.nodes_linked += 1
-                    existing = self.store.get_nodes([node_id])[node_id]
-                    if existing.type != etype:
-                        self.result.warnings.append(
-                            f"{label}: type '{etype}' differs from the stored type '{existing.type}'; kept "
-                            f"'{existing.type}' (merge or retype the entity to change it)"
-                        )
+                self._settle_type(node_id, etype, label, report=first_here)
             for _, n in names:
                 self.local.setdefault(n, node_id)
             self._evidence("node", node_id, ent.supporting_text, ent.name, label)
+
+    def _settle_type(self, node_id: str, etype: str, label: str, report: bool) -> None:
+        """An existing entity meets a type: a specific type replaces the generic one (an agent's
+        "service" beats the offline extractor's "concept"), the generic one never replaces a
+        specific type, and two specific types keep the stored one (with a warning the first time
+        this document names the entity, if ``report``)."""
+        if etype == GENERIC_TYPE or self._node_types.get(node_id) == etype:
+            return
+        existing = self.store.get_nodes([node_id])[node_id]
+        self._node_types[node_id] = existing.type
+        if existing.type == etype:
+            return
+        if existing.type == GENERIC_TYPE:
+            existing.type, existing.updated_at = etype, self.now
+            self.store.update_node(existing)
+            self._node_types[node_id] = etype
+            self.store.append_event("node.retyped", node_id, self.now,
+                                    {"old_type": GENERIC_TYPE, "type": etype, "doc_id": self.doc.doc_id})
+            return
+        if not report:
+            return
+        self.result.warnings.append(
+            f"{label}: type '{etype}' differs from the stored type '{existing.type}'; kept '{existing.type}' "
+            f"(to change it: `graphmem entity retype '{existing.name}' {etype}` or kb.graph.retype)"
+        )
 
     # -- mentions -----------------------------------------------------------------------------
 

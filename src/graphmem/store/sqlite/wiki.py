@@ -16,6 +16,7 @@ from typing import Any
 
 from ...models import PAGE, Document, Edge, Page, PageLink, Provenance
 from ...text import normalize_name, query_words
+from .highlight import HIT_CLOSE, HIT_OPEN, bold_hits
 from .fts import _fts_query
 
 __all__ = ["WikiSqlMixin"]
@@ -241,10 +242,10 @@ class WikiSqlMixin:
         ids = [rowid for rowid, _ in top]
         marks = _marks(len(ids))
         snips = {r[0]: r[1] for r in self._wq(
-            "SELECT rowid, snippet(pages_fts, -1, '**', '**', '…', 16) FROM pages_fts WHERE pages_fts MATCH ?"
-            f" AND rowid IN ({marks})", [full, *ids])}
+            f"SELECT rowid, snippet(pages_fts, -1, '{HIT_OPEN}', '{HIT_CLOSE}', '…', 16) FROM pages_fts"
+            f" WHERE pages_fts MATCH ? AND rowid IN ({marks})", [full, *ids])}
         pages = {r["id"]: _page(r) for r in self._wq(f"SELECT {_PAGE_COLS} FROM pages WHERE id IN ({marks})", ids)}
-        return [(pages[rowid], -score, snips.get(rowid, "")) for rowid, score in top if rowid in pages]
+        return [(pages[rowid], -score, bold_hits(snips.get(rowid, ""))) for rowid, score in top if rowid in pages]
 
     def _rank_pages(self, expr: str, k: int, category: str | None) -> list[tuple[int, float]]:
         if category is None:
