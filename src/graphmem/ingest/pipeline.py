@@ -245,8 +245,9 @@ def ingest_documents(
 ) -> IngestSummary:
     """Ingest documents: skip unchanged ones, extract concurrently, write in batches.
 
-    ``on_progress(done, total, last_doc_id)`` is called after each batch; ``total`` is the
-    number of documents when known (else an estimate that grows).
+    ``on_progress(done, total, last_doc_id)`` is called after each written batch and after each
+    look-ahead window of unchanged documents; ``total`` is an estimate (at least the documents
+    seen so far) until the input is exhausted, then exact.
     """
     summary = summary or IngestSummary()
     summary.extractor = extractor.name if extractor else "none"
@@ -254,29 +255,47 @@ def ingest_documents(
     batch_size = max(1, int(kb.config["ingest"]["batch_size"]))
     min_conf = kb.config["graph"]["min_confidence"]
     started = time.perf_counter()
-    done = 0
+    seen = 0  # documents decided so far: unchanged, written, skipped or failed
+    exhausted = False
     last_id = ""
     pending: deque[tuple[SourceDocument, Future[Any]]] = deque()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="graphmem-extract")
     it = iter(docs)
 
+    def report() -> None:
+        if on_progress:
+            known = seen + len(pending)
+            estimate = known if exhausted or total is None else max(total, known)
+            on_progress(seen, estimate, last_id)
+
     def fill() -> None:
-        # Look ahead a window of documents: drop unchanged ones before any extraction.
-        window: list[SourceDocument] = []
-        while len(pending) + len(window) < batch_size * 2:
-            try:
-                window.append(next(it))
-            except StopIteration:
-                break
-        if not window:
-            return
-        hashes = store.document_hashes(d.doc_id for d in window)
-        for d in window:
-            if hashes.get(d.doc_id) == content_hash(d.text):
-                summary.unchanged += 1
-                summary.documents += 1
-            else:
-                pending.append((d, pool.submit(_extract, extractor, d, min_conf)))
+        # Look ahead a window of documents and drop unchanged ones before any extraction. A
+        # window may be entirely unchanged (a re-run over a big folder): then read the next one,
+        # until there is work to do or the input ends -- stopping there lost every later file.
+        nonlocal seen, exhausted, last_id
+        while not exhausted and len(pending) < batch_size * 2:
+            window: list[SourceDocument] = []
+            while len(pending) + len(window) < batch_size * 2:
+                try:
+                    window.append(next(it))
+                except StopIteration:
+                    exhausted = True
+                    break
+            if not window:
+                return
+            hashes = store.document_hashes(d.doc_id for d in window)
+            unchanged = 0
+            for d in window:
+                if hashes.get(d.doc_id) == content_hash(d.text):
+                    unchanged += 1
+                else:
+                    pending.append((d, pool.submit(_extract, extractor, d, min_conf)))
+            summary.unchanged += unchanged
+            summary.documents += unchanged
+            seen += unchanged
+            if unchanged == len(window):  # nothing to write: show the run of unchanged files moving
+                last_id = window[-1].doc_id
+                report()
 
     try:
         fill()
@@ -293,7 +312,7 @@ def ingest_documents(
                         pending.popleft()
                         if isinstance(outcome, ExtractionError):
                             summary.failed.append(Skipped(doc.doc_id, f"extraction failed: {outcome}"))
-                            done += 1
+                            seen += 1
                             continue
                         extraction, warnings = outcome
                         with store.savepoint():
@@ -306,9 +325,9 @@ def ingest_documents(
                         break
                     except GraphmemError as exc:
                         summary.skipped.append(Skipped(doc.doc_id, str(exc)))
-                        done += 1
+                        seen += 1
                         continue
-                    done += 1
+                    seen += 1
                     summary.documents += 1
                     if res.status == "unchanged":
                         summary.unchanged += 1
@@ -321,11 +340,9 @@ def ingest_documents(
                         summary.mentions += res.mentions_added
                         summary.warnings.extend(f"{doc.doc_id}: {w}" for w in warnings + res.warnings)
             kb.wiki.flush_due(summary.warnings)  # generated wiki pages: once per wiki.bulk_flush_docs
-            if on_progress:
-                seen = done + summary.unchanged
-                on_progress(seen, total if total is not None else seen + len(pending), last_id)
             if not summary.interrupted:
                 fill()
+            report()
         if not summary.interrupted:
             kb.wiki.flush(summary.warnings)  # the rest (an interrupted run leaves them marked for the next)
     except KeyboardInterrupt:
