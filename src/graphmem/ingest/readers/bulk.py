@@ -10,18 +10,35 @@ the rest of the file is ingested.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput
-from ...extraction import parse_extraction
+from ...extraction import MAX_JSON_DEPTH, check_json_depth, loads_json, parse_extraction
 from ..extractors.base import SourceDocument
 from .base import Skipped, decode_text
 
 __all__ = ["read", "record_to_document"]
 
 _WS = " \t\r\n"
+# A JSON string or one bracket: enough to find where a value ends without parsing it.
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels of lists/objects"
+
+
+def _value_end(text: str, i: int) -> int | None:
+    """End of the list/object starting at ``text[i]`` (strings and brackets only), or None."""
+    depth = 0
+    for m in _STRING_OR_BRACKET.finditer(text, i):
+        tok = m.group()
+        if tok[0] == '"':
+            continue
+        depth += 1 if tok in "[{" else -1
+        if depth == 0:
+            return m.end()
+    return None
 
 
 def record_to_document(rec: Any, file_id: str, index: int, seen: set[str],
@@ -64,11 +81,18 @@ def _json_records(text: str) -> Iterator[tuple[int, Any] | tuple[int, Exception]
     dec = json.JSONDecoder()
     i = len(text) - len(text.lstrip(_WS))
     if text.startswith("{", i):
-        obj, _ = dec.raw_decode(text, i)
+        try:
+            obj, _ = dec.raw_decode(text, i)
+        except RecursionError:
+            raise InvalidInput(f"the file is {_TOO_DEEP}; give records as a list or JSONL") from None
         docs = obj.get("documents", obj.get("docs")) if isinstance(obj, dict) else None
         if not isinstance(docs, list):
             raise InvalidInput("a JSON object file needs a 'documents' list (or give a list of records)")
         for rec in docs:
+            try:
+                check_json_depth(rec, "record")
+            except InvalidInput as exc:
+                rec = exc
             yield 0, rec
         return
     if not text.startswith("[", i):
@@ -85,7 +109,20 @@ def _json_records(text: str) -> Iterator[tuple[int, Any] | tuple[int, Exception]
             return
         line += text.count("\n", last, i)
         last = i
-        rec, i = dec.raw_decode(text, i)
+        try:
+            rec, end = dec.raw_decode(text, i)
+            check_json_depth(rec, "record")
+        except (RecursionError, InvalidInput) as exc:
+            # One hostile record (100k brackets) must not cost the others: step over it.
+            end = _value_end(text, i) if text[i] in "[{" else None
+            if end is None:
+                raise InvalidInput(f"the record at line {line} is {_TOO_DEEP} and never closed; "
+                                   "records after this point were not read") from None
+            yield line, (InvalidInput(f"record: {_TOO_DEEP}; flatten it") if isinstance(exc, RecursionError)
+                         else exc)
+            i = end
+            continue
+        i = end
         yield line, rec
 
 
@@ -100,9 +137,12 @@ def read(path: Path, file_id: str, raw: bytes, max_chars: int = 5_000_000,
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = loads_json(line, "record")
             except json.JSONDecodeError as exc:
                 yield Skipped(file_id, f"not JSON ({exc.msg} at column {exc.colno})", n)
+                continue
+            except InvalidInput as exc:
+                yield Skipped(file_id, str(exc), n)
                 continue
             try:
                 yield record_to_document(rec, file_id, n, seen, max_chars)
@@ -112,6 +152,8 @@ def read(path: Path, file_id: str, raw: bytes, max_chars: int = 5_000_000,
     try:
         for index, (line, rec) in enumerate(_json_records(text)):
             try:
+                if isinstance(rec, InvalidInput):
+                    raise rec
                 yield record_to_document(rec, file_id, index, seen, max_chars)
             except InvalidInput as exc:
                 yield Skipped(file_id, f"record {index}: {exc}", line or None)
