@@ -133,3 +133,88 @@ def test_deep_metadata_from_python_is_invalid_input(kb):
     with pytest.raises(graphmem.InvalidInput, match="metadata of document 'd'.*nested deeper than 64"):
         kb.ingest_with_content("d", "t", "s", "Some text.", metadata={"m": _deep_dict(5000)})
     assert kb.documents.list() == []
+
+
+# -- defect 9: nothing streamed (ingest_paths read every file into a list first) -------------------
+
+
+def _jsonl_file(path, n):
+    import json
+
+    with path.open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"r{i}", "text": f"Record {i} mentions Service{i % 50}. " * 4}) + "\n")
+
+
+def test_bulk_ingest_reads_records_only_as_far_as_the_writer_needs(tmp_path, monkeypatch):
+    from graphmem.ingest.readers import bulk
+
+    monkeypatch.chdir(tmp_path)
+    _jsonl_file(tmp_path / "big.jsonl", 10_000)
+    made = []
+    real = bulk.record_to_document
+
+    def counting(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bulk, "record_to_document", counting)
+
+    class Seen(Exception):
+        pass
+
+    first = {}
+
+    def on_progress(done, total, doc_id):
+        first.update(done=done, total=total, read=len(made))
+        raise Seen
+
+    with graphmem.open(tmp_path / "kb", config={"ingest": {"batch_size": 16, "workers": 1}}) as kb:
+        with pytest.raises(Seen):
+            kb.ingest_paths([tmp_path / "big.jsonl"], extractor="none", on_progress=on_progress)
+    # one batch written, at most the look-ahead window (2 x batch) read beyond it -- not 10,000
+    assert first["done"] == 16
+    assert first["read"] <= 16 * 3, first
+
+
+def test_jsonl_and_json_list_readers_yield_before_reading_the_whole_file(tmp_path):
+    import json
+
+    from graphmem.ingest.readers import bulk
+
+    _jsonl_file(tmp_path / "big.jsonl", 20_000)
+    size = (tmp_path / "big.jsonl").stat().st_size
+    with (tmp_path / "big.jsonl").open("rb") as fh:
+        docs = bulk.read_stream(fh, tmp_path / "big.jsonl", "big.jsonl")
+        assert next(docs).doc_id == "r0"
+        assert fh.tell() < 64 * 1024 < size // 10
+    records = [{"id": f"r{i}", "text": f"Record {i} body. " * 20} for i in range(20_000)]
+    (tmp_path / "big.json").write_text("[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]")
+    size = (tmp_path / "big.json").stat().st_size
+    with (tmp_path / "big.json").open("rb") as fh:
+        docs = bulk.read_stream(fh, tmp_path / "big.json", "big.json")
+        assert next(docs).doc_id == "r0"
+        assert fh.tell() <= 2 * 1024 * 1024 < size // 2
+        rest = list(docs)
+    assert len(rest) == 19_999 and rest[-1].doc_id == "r19999"
+
+
+def test_streamed_json_list_keeps_line_numbers_and_long_records(tmp_path):
+    """Records longer than the read window, and a broken record far into the file."""
+    import json
+
+    from graphmem.ingest.readers import Skipped, bulk
+
+    long_text = "word " * 700_000  # 3.5 MB: more than one read window
+    lines = ["["] + [json.dumps({"id": f"a{i}", "text": "short"}) + "," for i in range(3)]
+    lines += [json.dumps({"id": "long", "text": long_text}) + ","]
+    lines += [json.dumps({"id": f"b{i}", "text": "short"}) + "," for i in range(3)]
+    lines += ['{"id": "broken", "text": oops}', "]"]
+    (tmp_path / "x.json").write_text("\n".join(lines))
+    with (tmp_path / "x.json").open("rb") as fh:
+        out = list(bulk.read_stream(fh, tmp_path / "x.json", "x.json"))
+    docs = [o for o in out if not isinstance(o, Skipped)]
+    assert [d.doc_id for d in docs] == ["a0", "a1", "a2", "long", "b0", "b1", "b2"]
+    assert docs[3].text == long_text
+    [sk] = [o for o in out if isinstance(o, Skipped)]
+    assert sk.line == 9 and "not valid JSON" in sk.reason

@@ -151,12 +151,23 @@ def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
                 yield base / fname
 
 
-def _read_files(kb: KnowledgeBase, paths: Iterable[str | os.PathLike[str]], glob: str | None,
-                excludes: Sequence[str], summary: IngestSummary, as_jsonl: bool = False
-                ) -> Iterator[SourceDocument]:
+class _FilesLeft:
+    """How many discovered files are not opened yet (for the progress estimate)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def _read_files(kb: KnowledgeBase, found: Iterable[Path | Skipped], summary: IngestSummary,
+                as_jsonl: bool = False, left: _FilesLeft | None = None) -> Iterator[SourceDocument]:
+    """Documents of the discovered files, one file at a time: a single-document file is read,
+    decoded and its bytes dropped before its document moves on; a bulk file is streamed record
+    by record. Nothing is read ahead of what the writer asks for."""
     cfg = kb.config["ingest"]
     overrides = cfg.get("readers") or {}
-    for item in discover(paths, glob, excludes):
+    for item in found:
+        if left is not None:
+            left.n -= 1
         if isinstance(item, Skipped):
             summary.skipped.append(item)
             continue
@@ -177,14 +188,23 @@ def _read_files(kb: KnowledgeBase, paths: Iterable[str | os.PathLike[str]], glob
             if size == 0:
                 summary.skipped.append(Skipped(doc_id, "empty file"))
                 continue
-            raw = item.read_bytes()
+            if is_bulk:
+                outputs: Iterable[SourceDocument | Skipped] = bulk_reader.read_file(
+                    item, doc_id, cfg["max_record_chars"], jsonl=True if as_jsonl else None)
+            else:
+                raw = item.read_bytes()
+                # The reader's documents are small in number (one, for every format but bulk):
+                # take them and drop the bytes now, so a big file is not held twice downstream.
+                outputs = list(reader(item, doc_id, raw))
+                del raw
         except OSError as exc:
             summary.skipped.append(Skipped(doc_id, f"cannot read ({exc.strerror})"))
             continue
-        read = (partial(bulk_reader.read, max_chars=cfg["max_record_chars"], jsonl=True if as_jsonl else None)
-                if is_bulk else reader)
+        except NotText as exc:
+            summary.skipped.append(Skipped(doc_id, str(exc)))
+            continue
         try:
-            for out in read(item, doc_id, raw):
+            for out in outputs:
                 if isinstance(out, Skipped):
                     summary.skipped.append(out)
                 elif not out.text.strip():
@@ -193,6 +213,9 @@ def _read_files(kb: KnowledgeBase, paths: Iterable[str | os.PathLike[str]], glob
                     yield out
         except NotText as exc:
             summary.skipped.append(Skipped(doc_id, str(exc)))
+        except OSError as exc:
+            summary.skipped.append(Skipped(doc_id, f"cannot read ({exc.strerror})"))
+        del outputs
 
 
 # -- extraction ----------------------------------------------------------------------------------
@@ -390,11 +413,18 @@ def ingest_paths(
         raise InvalidInput("give at least one file or folder to ingest")
     ex = extractor if (extractor is not None and not isinstance(extractor, str)) else make_extractor(kb, extractor)
     summary = IngestSummary()
-    # Reading everything first gives the progress bar a true total (and an ETA); texts are
-    # small next to what extraction and indexing cost.
-    docs = list(_read_files(kb, paths, glob, excludes, summary, as_jsonl))
+    # Discovery lists paths only (no file is opened), which gives the progress bar an estimate:
+    # documents seen so far plus files not opened yet (a bulk file counts as one until read).
+    found = list(discover(paths, glob, excludes))
+    left = _FilesLeft(len(found))
+    progress = None
+    if on_progress is not None:
+        def progress(done: int, known: int, doc_id: str) -> None:
+            on_progress(done, known + left.n, doc_id)
+
+    docs = _read_files(kb, found, summary, as_jsonl, left)
     n_workers = workers if workers is not None else kb.config["ingest"]["workers"]
-    ingest_documents(kb, docs, ex, on_progress, summary, n_workers, total=len(docs))
+    ingest_documents(kb, docs, ex, progress, summary, n_workers)
     if prune and not summary.interrupted:
         summary.pruned = _prune(kb, paths)
     return summary
