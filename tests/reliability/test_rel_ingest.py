@@ -218,3 +218,69 @@ def test_streamed_json_list_keeps_line_numbers_and_long_records(tmp_path):
     assert docs[3].text == long_text
     [sk] = [o for o in out if isinstance(o, Skipped)]
     assert sk.line == 9 and "not valid JSON" in sk.reason
+
+
+# -- defect 3 (ingest part): discovery followed symlinked files and folders -----------------------
+
+
+@pytest.fixture
+def linked_corpus(tmp_path, monkeypatch):
+    """docs/ with a real file, a link to a secret file outside, a link to an outside folder, a
+    link loop back to docs/ itself, a dangling link and a FIFO."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "folder").mkdir(parents=True)
+    (outside / "secret.txt").write_text("The secret password is swordfish.")
+    (outside / "folder" / "inner.txt").write_text("Inner document outside the corpus.")
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "real.txt").write_text("A real document inside the corpus.")
+    (docs / "secret.txt").symlink_to(outside / "secret.txt")
+    (docs / "linked").symlink_to(outside / "folder", target_is_directory=True)
+    (docs / "sub" / "loop").symlink_to(docs, target_is_directory=True)
+    (docs / "dangling.txt").symlink_to(tmp_path / "nowhere.txt")
+    os.mkfifo(docs / "pipe.txt")
+    return docs
+
+
+def test_symlinks_are_skipped_and_reported_by_default(linked_corpus, tmp_path):
+    with graphmem.open(tmp_path / "kb") as kb:
+        s = kb.ingest_paths([linked_corpus], extractor="none")
+        assert {d.doc_id for d in kb.documents.list()} == {"docs/real.txt"}
+        reasons = {sk.path: sk.reason for sk in s.skipped}
+        for link in ("docs/secret.txt", "docs/linked", "docs/sub/loop", "docs/dangling.txt"):
+            assert "symbolic link, not followed" in reasons[link] and "--follow-symlinks" in reasons[link]
+        assert "not a regular file" in reasons["docs/pipe.txt"]  # a FIFO is never opened (it would block)
+
+
+def test_follow_symlinks_reads_links_once_and_a_loop_does_not_hang(linked_corpus, tmp_path):
+    with graphmem.open(tmp_path / "kb") as kb:
+        s = kb.ingest_paths([linked_corpus], extractor="none", follow_symlinks=True)
+        ids = {d.doc_id for d in kb.documents.list()}
+        # links keep their own path as id; the loop back to docs/ is not walked again
+        assert ids == {"docs/real.txt", "docs/secret.txt", "docs/linked/inner.txt"}
+        reasons = {sk.path: sk.reason for sk in s.skipped}
+        assert "already being ingested" in reasons["docs/sub/loop"]
+        assert reasons["docs/dangling.txt"] == "broken symbolic link"
+
+
+def test_a_path_given_explicitly_that_is_a_symlink_needs_the_flag(linked_corpus, tmp_path):
+    from click.testing import CliRunner
+
+    from graphmem.cli import cli
+
+    with graphmem.open(tmp_path / "kb") as kb:
+        s = kb.ingest_paths([linked_corpus / "secret.txt"], extractor="none")
+        assert s.added == 0 and "--follow-symlinks" in s.skipped[0].reason
+    runner = CliRunner()
+    home = str(tmp_path / "kb2")
+    r = runner.invoke(cli, ["--home", home, "ingest", "docs/secret.txt", "--extractor", "none", "--json"])
+    assert r.exit_code == 0 and '"added": 0' in r.output and "follow-symlinks" in r.output
+    r = runner.invoke(cli, ["--home", home, "ingest", "docs/secret.txt", "--extractor", "none", "--json",
+                            "--follow-symlinks"])
+    assert r.exit_code == 0 and '"added": 1' in r.output
+    (tmp_path / "ex.json").write_text('{"entities": [], "relations": []}')
+    r = runner.invoke(cli, ["--home", home, "ingest", "docs/secret.txt", "--extraction", "ex.json", "--id", "s2"])
+    assert r.exit_code == 1 and "symbolic link" in r.output and "--follow-symlinks" in r.output

@@ -84,19 +84,21 @@ class IngestSummary:
 
 
 def _doc_id_for(path: Path) -> str:
-    """Files are identified by their path relative to the working directory (else absolute)."""
-    absolute = path.resolve()
+    """Files are identified by their path relative to the working directory (else absolute).
+    The path is made absolute lexically: a followed symbolic link keeps its own name as its id
+    (resolving it named the document after wherever the link pointed)."""
+    absolute = Path(os.path.abspath(path))
     try:
-        return absolute.relative_to(Path.cwd().resolve()).as_posix()
+        return absolute.relative_to(Path.cwd()).as_posix()
     except ValueError:
         return absolute.as_posix()
 
 
-def _ignore_patterns(root: Path) -> list[str]:
+def _ignore_patterns(root: Path, follow_symlinks: bool = False) -> list[str]:
     pats: list[str] = []
     for name in (".gitignore", ".graphmemignore"):
         f = root / name
-        if f.is_file():
+        if f.is_file() and (follow_symlinks or not f.is_symlink()):
             for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
                 line = line.strip()
                 if line and not line.startswith(("#", "!")):
@@ -124,31 +126,92 @@ def _ignored(rel: str, is_dir: bool, patterns: Sequence[str]) -> bool:
     return False
 
 
+SYMLINK_SKIPPED = ("symbolic link, not followed (pass --follow-symlinks, or follow_symlinks=True, "
+                   "to ingest what it points to)")
+
+
 def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
-             excludes: Sequence[str] = ()) -> Iterator[Path | Skipped]:
-    """Files under ``paths`` (recursive, sorted), minus hidden and ignored ones."""
+             excludes: Sequence[str] = (), follow_symlinks: bool = False) -> Iterator[Path | Skipped]:
+    """Files under ``paths`` (recursive, sorted: a folder's files, then its subfolders), minus
+    hidden and ignored ones.
+
+    Symbolic links -- inside a folder or given as a path -- are reported as Skipped and not
+    followed unless ``follow_symlinks``; with it, every real folder is walked at most once, so a
+    link loop cannot hang the walk. Anything that is not a regular file (FIFO, socket, device)
+    is reported, never opened (reading a FIFO blocks forever).
+    """
     for raw in paths:
         root = Path(raw)
+        if root.is_symlink() and not follow_symlinks:
+            yield Skipped(str(raw), SYMLINK_SKIPPED)
+            continue
         if not root.exists():
-            yield Skipped(str(raw), "no such file or folder")
+            yield Skipped(str(raw), "broken symbolic link" if root.is_symlink() else "no such file or folder")
             continue
-        if root.is_file():
-            yield root
+        if not root.is_dir():
+            yield root if root.is_file() else Skipped(str(raw), _NOT_REGULAR)
             continue
-        patterns = list(excludes) + _ignore_patterns(root)
-        for dirpath, dirnames, filenames in os.walk(root):
-            base = Path(dirpath)
-            rel_base = base.relative_to(root).as_posix()
-            rel_base = "" if rel_base == "." else rel_base + "/"
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
-                                 and not _ignored(rel_base + d, True, patterns))
-            for fname in sorted(filenames):
-                rel = rel_base + fname
-                if fname.startswith(".") or _ignored(rel, False, patterns):
+        yield from _walk(root, glob, list(excludes) + _ignore_patterns(root, follow_symlinks), follow_symlinks)
+
+
+_NOT_REGULAR = "not a regular file (FIFO, socket or device); not read"
+
+
+def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool) -> Iterator[Path | Skipped]:
+    st = root.stat()
+    visited = {(st.st_dev, st.st_ino)}
+    stack: list[tuple[Path, str]] = [(root, "")]
+    while stack:
+        folder, rel_base = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield Skipped(_doc_id_for(folder), f"cannot read folder ({exc.strerror})")
+            continue
+        subfolders: list[tuple[Path, str]] = []
+        for entry in entries:
+            name, rel = entry.name, rel_base + entry.name
+            if name.startswith("."):
+                continue
+            path = Path(entry.path)
+            try:
+                link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=follow)
+            except OSError as exc:
+                yield Skipped(_doc_id_for(path), f"cannot read ({exc.strerror})")
+                continue
+            if _ignored(rel, is_dir or (link and not follow and path.is_dir()), patterns):
+                continue
+            if link and not follow:
+                if glob and not path.is_dir() and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
                     continue
-                if glob and not (fnmatch.fnmatch(fname, glob) or fnmatch.fnmatch(rel, glob)):
+                yield Skipped(_doc_id_for(path), SYMLINK_SKIPPED)
+                continue
+            if is_dir:
+                try:
+                    st = entry.stat()
+                except OSError as exc:
+                    yield Skipped(_doc_id_for(path), f"cannot read ({exc.strerror})")
                     continue
-                yield base / fname
+                if (st.st_dev, st.st_ino) in visited:  # a link back to a folder already walked (a loop)
+                    yield Skipped(_doc_id_for(path), "symbolic link to a folder that is already being ingested; "
+                                             "not walked again")
+                    continue
+                visited.add((st.st_dev, st.st_ino))
+                subfolders.append((path, rel + "/"))
+                continue
+            if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
+                continue
+            try:
+                regular = entry.is_file(follow_symlinks=follow)
+            except OSError:
+                regular = False
+            if not regular:
+                yield Skipped(_doc_id_for(path), "broken symbolic link" if link and not path.exists() else _NOT_REGULAR)
+                continue
+            yield path
+        stack.extend(reversed(subfolders))
 
 
 class _FilesLeft:
@@ -407,15 +470,17 @@ def ingest_paths(
     on_progress: ProgressFn | None = None,
     workers: int | None = None,
     as_jsonl: bool = False,
+    follow_symlinks: bool = False,
 ) -> IngestSummary:
-    """Ingest files and folders (recursive). See the module docstring for the flow."""
+    """Ingest files and folders (recursive). See the module docstring for the flow. Symbolic
+    links are listed in ``summary.skipped`` and not followed unless ``follow_symlinks``."""
     if not paths:
         raise InvalidInput("give at least one file or folder to ingest")
     ex = extractor if (extractor is not None and not isinstance(extractor, str)) else make_extractor(kb, extractor)
     summary = IngestSummary()
     # Discovery lists paths only (no file is opened), which gives the progress bar an estimate:
     # documents seen so far plus files not opened yet (a bulk file counts as one until read).
-    found = list(discover(paths, glob, excludes))
+    found = list(discover(paths, glob, excludes, follow_symlinks))
     left = _FilesLeft(len(found))
     progress = None
     if on_progress is not None:
