@@ -19,7 +19,7 @@ from typing import Any
 from .errors import InvalidInput
 
 __all__ = ["EntitySpec", "RelationSpec", "Extraction", "parse_extraction", "load_extraction_file",
-           "MAX_JSON_DEPTH", "check_json_depth", "loads_json"]
+           "MAX_JSON_DEPTH", "check_json_depth", "check_json_text", "loads_json"]
 
 # Deepest nesting of lists/objects accepted in JSON that graphmem reads (extraction files, bulk
 # records, LLM answers, document metadata). Real records nest 3-5 levels; a hostile file with
@@ -92,6 +92,16 @@ def check_json_depth(value: Any, where: str, max_depth: int = MAX_JSON_DEPTH) ->
         if depth > max_depth:
             raise InvalidInput(f"{where}: nested deeper than {max_depth} levels of lists/objects; flatten it")
         stack.extend((child, depth + 1) for child in children)
+
+
+def check_json_text(value: Any, where: str) -> None:
+    """Raise InvalidInput when a string in ``value`` (parsed JSON) is not valid Unicode: JSON's
+    ``"\\ud800"`` escapes decode to lone surrogates, which cannot be stored or hashed."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{where}: holds a lone surrogate (an escape such as \\ud800 that is not "
+                           "half of a pair); not valid Unicode text") from None
 
 
 def loads_json(text: str | bytes, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
@@ -192,6 +202,7 @@ def load_extraction_file(path: str | Path) -> Extraction:
         raise InvalidInput(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(data, Mapping):
         raise InvalidInput(f"{p}: expected a JSON object with 'entities' and 'relations' lists")
+    check_json_text(data, str(p))
     unknown = set(data) - {"entities", "relations"}
     if unknown:
         raise InvalidInput(

@@ -284,3 +284,61 @@ def test_a_path_given_explicitly_that_is_a_symlink_needs_the_flag(linked_corpus,
     (tmp_path / "ex.json").write_text('{"entities": [], "relations": []}')
     r = runner.invoke(cli, ["--home", home, "ingest", "docs/secret.txt", "--extraction", "ex.json", "--id", "s2"])
     assert r.exit_code == 1 and "symbolic link" in r.output and "--follow-symlinks" in r.output
+
+
+# -- property: the bulk reader and the extraction file only ever report, never raise --------------
+
+_FRAGMENTS = ['{"id": "a", "text": "Alpha."}', '{"text": ', "[", "]", "{", "}", '"', "\\", ",", ":", "null",
+              '{"text": "x", "entities": [{"name": "A"}]}', '{"text": "y", "metadata": [1]}', "1e999",
+              "\ud800", "\x00", "\n", "\r\n", " ", "\u2028", '"\\ud800"', "[" * 70 + "]" * 70]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_bulk_reader_only_reports_bad_input(tmp_path, suffix):
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, strategies as st
+
+    from graphmem.ingest.readers import NotText, Skipped, bulk
+    from graphmem.ingest.extractors.base import SourceDocument
+
+    @given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=8), max_size=25))
+    def check(parts):
+        raw = "".join(parts).encode("utf-8", "surrogatepass")
+        path = tmp_path / f"x{suffix}"
+        try:
+            out = list(bulk.read(path, "x", raw))
+        except NotText:
+            return
+        assert all(isinstance(o, (SourceDocument, Skipped)) for o in out)
+
+    check()
+
+
+def test_extraction_file_only_raises_invalid_input(tmp_path):
+    pytest.importorskip("hypothesis")
+    from hypothesis import given, strategies as st
+
+    from graphmem.extraction import load_extraction_file
+
+    @given(st.lists(st.sampled_from(_FRAGMENTS + ['{"entities": ', '{"relations": [{"source": 1}]}']), max_size=20))
+    def check(parts):
+        path = tmp_path / "ex.json"
+        path.write_bytes("".join(parts).encode("utf-8", "surrogatepass"))
+        try:
+            load_extraction_file(path)
+        except graphmem.InvalidInput:
+            pass
+
+    check()
+
+
+def test_a_lone_surrogate_in_one_bulk_record_skips_that_record_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.jsonl").write_text('{"id": "ok", "text": "Fine text."}\n'
+                                      '{"id": "bad", "text": "bad \\ud800 text"}\n'
+                                      '{"id": "ok2", "text": "More fine text."}\n')
+    with graphmem.open(tmp_path / "kb") as kb:
+        s = kb.ingest_paths([tmp_path / "s.jsonl"], extractor="offline")
+        assert {d.doc_id for d in kb.documents.list()} == {"ok", "ok2"}
+        [sk] = s.skipped
+        assert sk.line == 2 and "'text': holds a lone surrogate" in sk.reason

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ...errors import InvalidInput
-from ...extraction import MAX_JSON_DEPTH, check_json_depth, loads_json, parse_extraction
+from ...extraction import MAX_JSON_DEPTH, check_json_depth, check_json_text, loads_json, parse_extraction
 from ..extractors.base import SourceDocument
 from .base import NotText, Skipped
 
@@ -51,6 +51,8 @@ def record_to_document(rec: Any, file_id: str, index: int, seen: set[str],
     """Turn one bulk record into a document; InvalidInput names the bad field."""
     if not isinstance(rec, Mapping):
         raise InvalidInput(f"expected an object with 'text', got {type(rec).__name__}")
+    for key, value in rec.items():
+        check_json_text(value, f"'{key}'")
     text = rec.get("text", rec.get("content"))
     if not isinstance(text, str):
         raise InvalidInput("missing 'text' (or 'content'): every record needs the document's text as a string")
