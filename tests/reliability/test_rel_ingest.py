@@ -342,3 +342,22 @@ def test_a_lone_surrogate_in_one_bulk_record_skips_that_record_only(tmp_path, mo
         assert {d.doc_id for d in kb.documents.list()} == {"ok", "ok2"}
         [sk] = s.skipped
         assert sk.line == 2 and "'text': holds a lone surrogate" in sk.reason
+
+
+def test_a_document_with_many_chunks_is_embedded_in_slices(tmp_path, model_dir, monkeypatch):
+    """A 200 MB text has ~500k chunks; their vectors were all encoded and held at once (>1 GB)."""
+    monkeypatch.chdir(tmp_path)
+    text = " ".join(f"Sentence {i} mentions Service{i % 97} and Queue{i % 89}." for i in range(15_000))
+    (tmp_path / "big.txt").write_text(text)
+    cfg = {"embeddings": {"model": f"model2vec:{model_dir}"}, "chunking": {"size": 60, "overlap": 0}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
+        emb = kb.embeddings.embedder
+        sizes = []
+        real = emb.encode
+        monkeypatch.setattr(emb, "encode", lambda texts: (sizes.append(len(texts)), real(texts))[1])
+        s = kb.ingest_paths([tmp_path / "big.txt"], extractor="none")
+        assert s.chunks > 10_000
+        assert max(sizes) <= 8192 and sum(sizes) >= s.chunks
+        chunk_ids = [c.chunk_id for c in kb.documents.chunks("big.txt")]
+        stored = kb.store.vector_hashes("chunk", chunk_ids, emb.model_id)
+        assert len(stored) == len(chunk_ids) == s.chunks

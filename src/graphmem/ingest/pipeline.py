@@ -441,6 +441,9 @@ def ingest_documents(
     return summary
 
 
+_PREFETCH_MAX = 8192  # texts embedded ahead of a batch (their vectors are held until it is written)
+
+
 def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
     """Embed the next batch's chunks and entity names in one model call, before its transaction."""
     kb.embeddings.clear_prefetched()
@@ -449,7 +452,9 @@ def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, F
     size, overlap = kb.config["chunking"]["size"], kb.config["chunking"]["overlap"]
     texts: list[str] = []
     for doc, fut in batch:
-        texts += [doc.text[s:e] for s, e in chunk_spans(doc.text, size, overlap)]
+        if len(texts) >= _PREFETCH_MAX:  # a huge document: embed_items encodes the rest in slices
+            break
+        texts += [doc.text[s:e] for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
         if fut.done() and not fut.cancelled() and fut.exception() is None:
             outcome = fut.result()
             if not isinstance(outcome, ExtractionError) and kb.config["embeddings"]["embed_entities"]:
