@@ -9,7 +9,8 @@ are generated into a temporary folder and deleted afterwards; nothing is committ
   (c) many tiny files in one folder                        default 20,000
   (d) one big SKILL.md passed to kb.skills.build(...)      default 50 MB
 
-    python bench/reliability_resources.py            # full size (about 15 minutes on 2 cores)
+    python bench/reliability_resources.py            # full size: ~35 min on 2 shared cores, (b) ~24 min
+                                                     # of it (--jsonl-mb N for a smaller JSONL)
     python bench/reliability_resources.py --quick    # small sizes, a smoke run (seconds)
     python bench/reliability_resources.py --cases b --jsonl-mb 100
 
