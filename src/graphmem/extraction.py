@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +124,7 @@ def _text(item: Mapping[str, Any], key: str, where: str, required: bool, default
         return default
     value = item[key]
     if not isinstance(value, str):
-        raise InvalidInput(f"{where}.{key}: expected a string, got {type(value).__name__} {value!r}")
+        raise InvalidInput(f"{where}.{key}: expected a string, got {type(value).__name__} {reprlib.repr(value)}")
     if required and not value.strip():
         raise InvalidInput(f"{where}.{key}: empty; give a non-empty '{key}'")
     return value.strip()
@@ -153,9 +154,9 @@ def _confidence(value: Any, where: str) -> float:
             try:
                 value = float(value)
             except ValueError:
-                raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {value!r}") from None
+                raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {reprlib.repr(value)}") from None
         else:
-            raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {value!r}")
+            raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {reprlib.repr(value)}")
     value = float(value)
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise InvalidInput(f"{where}.confidence: {value} is outside [0, 1]")

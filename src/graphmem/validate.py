@@ -37,6 +37,11 @@ def _bad_text(text: str) -> int | None:
     return None
 
 
+def _short(label: str) -> str:
+    """A path into deeply nested data, cut in the middle so that the message stays one line."""
+    return label if len(label) <= 80 else f"{label[:50]}…{label[-25:]}"
+
+
 def check_input(where: str, name: str, value: Any) -> None:
     """Raise InvalidInput naming ``where`` and the part of ``name`` that holds invalid text or
     a non-string mapping key. Walks str, mappings, lists, tuples and sets; other objects are
@@ -53,7 +58,8 @@ def check_input(where: str, name: str, value: Any) -> None:
                 )
             continue
         if depth >= MAX_NESTING and isinstance(item, (Mapping, list, tuple, set, frozenset)):
-            raise InvalidInput(f"{where}: {label} is nested more than {MAX_NESTING} levels deep")
+            raise InvalidInput(f"{where}: {_short(label)} is nested more than {MAX_NESTING} levels deep; "
+                               "pass flatter data")
         if isinstance(item, Mapping):
             for key, sub in item.items():
                 if not isinstance(key, str):

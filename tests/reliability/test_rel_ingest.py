@@ -131,6 +131,10 @@ def test_deep_extraction_file_is_one_clear_cli_error_and_writes_nothing(tmp_path
 
 def test_deep_metadata_from_python_is_invalid_input(kb):
     with pytest.raises(graphmem.InvalidInput, match="metadata of document 'd'.*nested deeper than 64"):
+        kb.ingest_with_content("d", "t", "s", "Some text.", metadata={"m": _deep_dict(100)})
+    # Deeper still, the public API's own argument check answers first, in one line.
+    with pytest.raises(graphmem.InvalidInput, match=r"^kb.ingest_with_content: metadata\['m'\].{0,80} is nested "
+                                                    r"more than 200 levels deep"):
         kb.ingest_with_content("d", "t", "s", "Some text.", metadata={"m": _deep_dict(5000)})
     assert kb.documents.list() == []
 

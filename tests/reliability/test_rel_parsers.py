@@ -6,9 +6,7 @@ also raise ``NotText``, their documented "this file is not text" signal that the
 turns into a skip. Where a call goes through a knowledge base, a failed call writes nothing (the
 store's counts and event ids are compared before and after).
 
-Known defects of other areas found here are pinned as explicit examples marked
-``xfail(strict=True)`` naming the defect, so that they turn into passes (and the marker must go)
-when that fix lands.
+Deep JSON (issue 12 defect 7) is pinned by two explicit examples below.
 """
 
 from __future__ import annotations
@@ -261,8 +259,6 @@ def test_json_reader_never_raises_anything_else(recs: list[Any], shape: str) -> 
 DEEP = 100_000
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="issue 12 defect 7 (deep JSON gives RecursionError; owned by the ingest/extraction fix)")
 def test_deep_json_line_is_one_skipped_line_defect_7() -> None:
     good = json.dumps({"id": "ok", "text": "a good record"})
     deep = '{"text": "t", "metadata": ' + "[" * DEEP + "]" * DEEP + "}"
@@ -270,14 +266,14 @@ def test_deep_json_line_is_one_skipped_line_defect_7() -> None:
     assert [type(d).__name__ for d in out] == ["SourceDocument", "Skipped", "SourceDocument"]
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="issue 12 defect 7 (deep JSON gives RecursionError; owned by the ingest/extraction fix)")
 def test_deep_extraction_json_is_invalid_input_defect_7() -> None:
     deep: Any = "x"
-    for _ in range(DEEP):
+    for _ in range(DEEP):  # built in Python: json.loads itself cannot parse this deep
         deep = [deep]
     with pytest.raises(GraphmemError):
-        parse_extraction([{"name": "a", "aliases": deep}], json.loads("[" * DEEP + "]" * DEEP))
+        parse_extraction([{"name": "a", "aliases": deep}], [])
+    with pytest.raises(GraphmemError):
+        parse_extraction([], [{"source": "a", "target": "b", "type": "uses", "supporting_text": deep}])
 
 
 # -- through a knowledge base: a failed call writes nothing ------------------------------------
