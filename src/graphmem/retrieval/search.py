@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import reprlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -234,10 +235,16 @@ def search(
         raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
     if not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k: expected a positive integer, got {k!r}")
+    if not isinstance(kinds, (str, list, tuple, set, frozenset)):
+        raise InvalidInput(f"kinds: expected a kind or a list of kinds ({', '.join(KINDS)}), "
+                           f"got {type(kinds).__name__}")
     kinds = [kinds] if isinstance(kinds, str) else list(kinds)
     for kind in kinds:
-        if kind not in KINDS:
-            raise InvalidInput(f"kind '{kind}': choose from {', '.join(KINDS)}")
+        if not isinstance(kind, str) or kind not in KINDS:
+            raise InvalidInput(f"kind {reprlib.repr(kind)}: choose from {', '.join(KINDS)}")
+    if config is not None and not isinstance(config, (SearchConfig, Mapping)):
+        raise InvalidInput(f"config: expected a mapping of search settings or a SearchConfig, "
+                           f"got {type(config).__name__}")
     if isinstance(config, SearchConfig):
         cfg = config if strategy is None else config.replace(strategy=strategy)
     else:

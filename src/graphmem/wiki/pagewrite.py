@@ -143,7 +143,7 @@ def check_page_args(category: Any, title: Any, content: Any, summary: Any, tags:
                                         else summary, 1000).split())
     tag_list = None
     if tags is not None:
-        if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
+        if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
             raise InvalidInput("tags: expected a list of strings")
         tag_list = [check_text("tags[]", t, 100) for t in tags]
     return cat, title_s, body, summary_s, tag_list
