@@ -18,7 +18,13 @@ from typing import Any
 
 from .errors import InvalidInput
 
-__all__ = ["EntitySpec", "RelationSpec", "Extraction", "parse_extraction", "load_extraction_file"]
+__all__ = ["EntitySpec", "RelationSpec", "Extraction", "parse_extraction", "load_extraction_file",
+           "MAX_JSON_DEPTH", "check_json_depth", "check_json_text", "loads_json"]
+
+# Deepest nesting of lists/objects accepted in JSON that graphmem reads (extraction files, bulk
+# records, LLM answers, document metadata). Real records nest 3-5 levels; a hostile file with
+# 100k brackets made the parser raise RecursionError and abort a whole run.
+MAX_JSON_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,45 @@ class Extraction:
                 for r in self.relations
             ],
         }
+
+
+def check_json_depth(value: Any, where: str, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Raise InvalidInput when ``value`` nests lists/dicts deeper than ``max_depth`` (iterative:
+    a deep value cannot exhaust the stack here)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            raise InvalidInput(f"{where}: nested deeper than {max_depth} levels of lists/objects; flatten it")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def check_json_text(value: Any, where: str) -> None:
+    """Raise InvalidInput when a string in ``value`` (parsed JSON) is not valid Unicode: JSON's
+    ``"\\ud800"`` escapes decode to lone surrogates, which cannot be stored or hashed."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{where}: holds a lone surrogate (an escape such as \\ud800 that is not "
+                           "half of a pair); not valid Unicode text") from None
+
+
+def loads_json(text: str | bytes, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` with nesting bounded by ``max_depth``: InvalidInput (naming ``where``) for
+    JSON nested deeper than that, whatever the depth; ``json.JSONDecodeError`` passes through so
+    that callers can report its line and column."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise InvalidInput(f"{where}: nested deeper than {max_depth} levels of lists/objects; flatten it") from None
+    check_json_depth(data, where, max_depth)
+    return data
 
 
 def _text(item: Mapping[str, Any], key: str, where: str, required: bool, default: str = "") -> str:
@@ -150,13 +195,14 @@ def load_extraction_file(path: str | Path) -> Extraction:
     except OSError as exc:
         raise InvalidInput(f"{p}: cannot read extraction file ({exc.strerror})") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads_json(raw.decode("utf-8"), str(p))
     except UnicodeDecodeError:
         raise InvalidInput(f"{p}: not UTF-8 text; save the extraction file as UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(data, Mapping):
         raise InvalidInput(f"{p}: expected a JSON object with 'entities' and 'relations' lists")
+    check_json_text(data, str(p))
     unknown = set(data) - {"entities", "relations"}
     if unknown:
         raise InvalidInput(

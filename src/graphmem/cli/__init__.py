@@ -199,21 +199,28 @@ def _render_summary(s: dict[str, Any]) -> str:
               help=".gitignore-style pattern to skip (repeatable; .gitignore files are honoured too).")
 @click.option("--jsonl", is_flag=True, help="Read every PATH as JSONL records, whatever its extension.")
 @click.option("--prune", is_flag=True, help="Delete documents whose files under PATHS are gone.")
+@click.option("--follow-symlinks", is_flag=True,
+              help="Follow symbolic links (files, folders, and PATHS that are links); by default they are "
+                   "skipped and listed in the summary.")
 @json_option
 @click.pass_context
 @handle_errors
 def ingest(ctx: click.Context, paths: tuple[Path, ...], extraction_file: Path | None, doc_id: str | None,
            title: str | None, source: str | None, extractor: str | None, glob_: str | None,
-           excludes: tuple[str, ...], jsonl: bool, prune: bool, as_json: bool) -> None:
+           excludes: tuple[str, ...], jsonl: bool, prune: bool, follow_symlinks: bool, as_json: bool) -> None:
     """Ingest files and folders: documents, chunks, entities, relations, evidence.
 
     Folders are walked recursively (hidden files and .gitignore'd paths skipped). Unchanged
-    files are skipped by content hash; changed ones become new versions. With --extraction,
-    FILE is ingested with the entities and relations you supply.
+    files are skipped by content hash; changed ones become new versions. Symbolic links are
+    not followed without --follow-symlinks. With --extraction, FILE is ingested with the
+    entities and relations you supply.
     """
     if extraction_file is not None:
         if len(paths) != 1 or not paths[0].is_file():
             _fail("--extraction applies to exactly one FILE")
+        for given in (paths[0], extraction_file):
+            if given.is_symlink() and not follow_symlinks:
+                _fail(f"{given}: is a symbolic link, not followed; pass --follow-symlinks to read it")
         extraction = load_extraction_file(extraction_file)
         content = _read_text(paths[0])
         kb = _open(ctx, create=True)
@@ -225,7 +232,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], extraction_file: Path | 
     mode = "none" if as_json else ("rich" if sys.stderr.isatty() else "plain")
     with _Progress(mode) as progress:
         summary = kb.ingest_paths(list(paths), glob=glob_, extractor=extractor, excludes=excludes, prune=prune,
-                                  on_progress=progress, as_jsonl=jsonl)
+                                  on_progress=progress, as_jsonl=jsonl, follow_symlinks=follow_symlinks)
     data = summary.to_dict()
     _emit(data, as_json, _render_summary)
     if summary.interrupted:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["EmbeddingManager", "META_KEY"]
 
 META_KEY = "embeddings.model"
+
+
+_EMBED_SLICE = 4096  # items embedded and stored per step (bounds the vectors held at once)
 
 
 class EmbeddingManager:
@@ -128,6 +131,17 @@ class EmbeddingManager:
         if emb is None:
             return 0
         store = self.kb.store
+        done = 0
+        # In slices: one 200 MB document has 500k chunks, and their vectors (float32 from the
+        # model, then float16 rows and their bytes) all at once took over 1 GB.
+        for start in range(0, len(items), _EMBED_SLICE):
+            done += self._embed_slice(item_kind, items[start:start + _EMBED_SLICE], emb)
+        if done and self.stored_model() is None:
+            store.set_meta(META_KEY, emb.model_id)
+        return done
+
+    def _embed_slice(self, item_kind: str, items: Sequence[tuple[str, str]], emb: Any) -> int:
+        store = self.kb.store
         hashes = {i: content_hash(t) for i, t in items}
         have = store.vector_hashes(item_kind, [i for i, _ in items], emb.model_id)
         todo = [(i, t) for i, t in items if have.get(i) != hashes[i]]
@@ -138,8 +152,6 @@ class EmbeddingManager:
         vecs = np.stack([self._prefetched.get(hashes[i], fresh.get(hashes[i])) for i, _ in todo]).astype(np.float16)
         store.upsert_vectors(item_kind, emb.model_id, emb.dim,
                              [(i, hashes[i], v.tobytes()) for (i, _), v in zip(todo, vecs)])
-        if self.stored_model() is None:
-            store.set_meta(META_KEY, emb.model_id)
         return len(todo)
 
     def vector_index(self, item_kind: str) -> VectorIndex | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..extraction import EntitySpec, Extraction, RelationSpec
+from ..extraction import EntitySpec, Extraction, RelationSpec, check_json_depth
 from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
 from ..ontology import GENERIC_TYPE
 from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
@@ -94,6 +94,7 @@ def validate_document_fields(
         metadata = {}
     if not isinstance(metadata, Mapping):
         raise InvalidInput(f"metadata: expected an object/dict, got {type(metadata).__name__}")
+    check_json_depth(metadata, f"metadata of document '{doc_id}'")
     try:
         metadata = json.loads(json.dumps(dict(metadata)))
     except (TypeError, ValueError) as exc:

@@ -9,14 +9,12 @@ one absent; the next run resumes because finished documents are then "unchanged"
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +25,7 @@ from ..trust import endpoint_api_key
 from .chunking import chunk_spans
 from .core import fact_text, ingest_document
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
+from .discover import discover, doc_id_for
 from .readers import NotText, Skipped, reader_for
 from .readers import bulk as bulk_reader
 
@@ -81,87 +80,27 @@ class IngestSummary:
         }
 
 
-# -- discovery ----------------------------------------------------------------------------------
+class _FilesLeft:
+    """How many discovered files are not opened yet (for the progress estimate)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
 
 
-def _doc_id_for(path: Path) -> str:
-    """Files are identified by their path relative to the working directory (else absolute)."""
-    absolute = path.resolve()
-    try:
-        return absolute.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return absolute.as_posix()
-
-
-def _ignore_patterns(root: Path) -> list[str]:
-    pats: list[str] = []
-    for name in (".gitignore", ".graphmemignore"):
-        f = root / name
-        if f.is_file():
-            for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
-                line = line.strip()
-                if line and not line.startswith(("#", "!")):
-                    pats.append(line)
-    return pats
-
-
-def _ignored(rel: str, is_dir: bool, patterns: Sequence[str]) -> bool:
-    """A small, predictable subset of .gitignore: globs, trailing ``/`` for folders, leading
-    ``/`` anchors to the root; a pattern without ``/`` matches a name at any depth."""
-    name = rel.rsplit("/", 1)[-1]
-    for p in patterns:
-        dir_only = p.endswith("/")
-        p = p.rstrip("/")
-        if dir_only and not is_dir:
-            continue
-        if p.startswith("/"):
-            if fnmatch.fnmatch(rel, p[1:]):
-                return True
-        elif "/" in p:
-            if fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, "*/" + p):
-                return True
-        elif fnmatch.fnmatch(name, p):
-            return True
-    return False
-
-
-def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
-             excludes: Sequence[str] = ()) -> Iterator[Path | Skipped]:
-    """Files under ``paths`` (recursive, sorted), minus hidden and ignored ones."""
-    for raw in paths:
-        root = Path(raw)
-        if not root.exists():
-            yield Skipped(str(raw), "no such file or folder")
-            continue
-        if root.is_file():
-            yield root
-            continue
-        patterns = list(excludes) + _ignore_patterns(root)
-        for dirpath, dirnames, filenames in os.walk(root):
-            base = Path(dirpath)
-            rel_base = base.relative_to(root).as_posix()
-            rel_base = "" if rel_base == "." else rel_base + "/"
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
-                                 and not _ignored(rel_base + d, True, patterns))
-            for fname in sorted(filenames):
-                rel = rel_base + fname
-                if fname.startswith(".") or _ignored(rel, False, patterns):
-                    continue
-                if glob and not (fnmatch.fnmatch(fname, glob) or fnmatch.fnmatch(rel, glob)):
-                    continue
-                yield base / fname
-
-
-def _read_files(kb: KnowledgeBase, paths: Iterable[str | os.PathLike[str]], glob: str | None,
-                excludes: Sequence[str], summary: IngestSummary, as_jsonl: bool = False
-                ) -> Iterator[SourceDocument]:
+def _read_files(kb: KnowledgeBase, found: Iterable[Path | Skipped], summary: IngestSummary,
+                as_jsonl: bool = False, left: _FilesLeft | None = None) -> Iterator[SourceDocument]:
+    """Documents of the discovered files, one file at a time: a single-document file is read,
+    decoded and its bytes dropped before its document moves on; a bulk file is streamed record
+    by record. Nothing is read ahead of what the writer asks for."""
     cfg = kb.config["ingest"]
     overrides = cfg.get("readers") or {}
-    for item in discover(paths, glob, excludes):
+    for item in found:
+        if left is not None:
+            left.n -= 1
         if isinstance(item, Skipped):
             summary.skipped.append(item)
             continue
-        doc_id = _doc_id_for(item)
+        doc_id = doc_id_for(item)
         reader = bulk_reader.read if as_jsonl else reader_for(item, overrides)
         if reader is None:
             summary.skipped.append(Skipped(doc_id, f"unsupported file type '{item.suffix or item.name}'"))
@@ -178,14 +117,23 @@ def _read_files(kb: KnowledgeBase, paths: Iterable[str | os.PathLike[str]], glob
             if size == 0:
                 summary.skipped.append(Skipped(doc_id, "empty file"))
                 continue
-            raw = item.read_bytes()
+            if is_bulk:
+                outputs: Iterable[SourceDocument | Skipped] = bulk_reader.read_file(
+                    item, doc_id, cfg["max_record_chars"], jsonl=True if as_jsonl else None)
+            else:
+                raw = item.read_bytes()
+                # The reader's documents are small in number (one, for every format but bulk):
+                # take them and drop the bytes now, so a big file is not held twice downstream.
+                outputs = list(reader(item, doc_id, raw))
+                del raw
         except OSError as exc:
             summary.skipped.append(Skipped(doc_id, f"cannot read ({exc.strerror})"))
             continue
-        read = (partial(bulk_reader.read, max_chars=cfg["max_record_chars"], jsonl=True if as_jsonl else None)
-                if is_bulk else reader)
+        except NotText as exc:
+            summary.skipped.append(Skipped(doc_id, str(exc)))
+            continue
         try:
-            for out in read(item, doc_id, raw):
+            for out in outputs:
                 if isinstance(out, Skipped):
                     summary.skipped.append(out)
                 elif not out.text.strip():
@@ -194,6 +142,9 @@ def _read_files(kb: KnowledgeBase, paths: Iterable[str | os.PathLike[str]], glob
                     yield out
         except NotText as exc:
             summary.skipped.append(Skipped(doc_id, str(exc)))
+        except OSError as exc:
+            summary.skipped.append(Skipped(doc_id, f"cannot read ({exc.strerror})"))
+        del outputs
 
 
 # -- extraction ----------------------------------------------------------------------------------
@@ -248,8 +199,9 @@ def ingest_documents(
 ) -> IngestSummary:
     """Ingest documents: skip unchanged ones, extract concurrently, write in batches.
 
-    ``on_progress(done, total, last_doc_id)`` is called after each batch; ``total`` is the
-    number of documents when known (else an estimate that grows).
+    ``on_progress(done, total, last_doc_id)`` is called after each written batch and after each
+    look-ahead window of unchanged documents; ``total`` is an estimate (at least the documents
+    seen so far) until the input is exhausted, then exact.
     """
     summary = summary or IngestSummary()
     summary.extractor = extractor.name if extractor else "none"
@@ -257,29 +209,47 @@ def ingest_documents(
     batch_size = max(1, int(kb.config["ingest"]["batch_size"]))
     min_conf = kb.config["graph"]["min_confidence"]
     started = time.perf_counter()
-    done = 0
+    seen = 0  # documents decided so far: unchanged, written, skipped or failed
+    exhausted = False
     last_id = ""
     pending: deque[tuple[SourceDocument, Future[Any]]] = deque()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="graphmem-extract")
     it = iter(docs)
 
+    def report() -> None:
+        if on_progress:
+            known = seen + len(pending)
+            estimate = known if exhausted or total is None else max(total, known)
+            on_progress(seen, estimate, last_id)
+
     def fill() -> None:
-        # Look ahead a window of documents: drop unchanged ones before any extraction.
-        window: list[SourceDocument] = []
-        while len(pending) + len(window) < batch_size * 2:
-            try:
-                window.append(next(it))
-            except StopIteration:
-                break
-        if not window:
-            return
-        hashes = store.document_hashes(d.doc_id for d in window)
-        for d in window:
-            if hashes.get(d.doc_id) == content_hash(d.text):
-                summary.unchanged += 1
-                summary.documents += 1
-            else:
-                pending.append((d, pool.submit(_extract, extractor, d, min_conf)))
+        # Look ahead a window of documents and drop unchanged ones before any extraction. A
+        # window may be entirely unchanged (a re-run over a big folder): then read the next one,
+        # until there is work to do or the input ends -- stopping there lost every later file.
+        nonlocal seen, exhausted, last_id
+        while not exhausted and len(pending) < batch_size * 2:
+            window: list[SourceDocument] = []
+            while len(pending) + len(window) < batch_size * 2:
+                try:
+                    window.append(next(it))
+                except StopIteration:
+                    exhausted = True
+                    break
+            if not window:
+                return
+            hashes = store.document_hashes(d.doc_id for d in window)
+            unchanged = 0
+            for d in window:
+                if hashes.get(d.doc_id) == content_hash(d.text):
+                    unchanged += 1
+                else:
+                    pending.append((d, pool.submit(_extract, extractor, d, min_conf)))
+            summary.unchanged += unchanged
+            summary.documents += unchanged
+            seen += unchanged
+            if unchanged == len(window):  # nothing to write: show the run of unchanged files moving
+                last_id = window[-1].doc_id
+                report()
 
     try:
         fill()
@@ -296,7 +266,7 @@ def ingest_documents(
                         pending.popleft()
                         if isinstance(outcome, ExtractionError):
                             summary.failed.append(Skipped(doc.doc_id, f"extraction failed: {outcome}"))
-                            done += 1
+                            seen += 1
                             continue
                         extraction, warnings = outcome
                         with store.savepoint():
@@ -309,9 +279,9 @@ def ingest_documents(
                         break
                     except GraphmemError as exc:
                         summary.skipped.append(Skipped(doc.doc_id, str(exc)))
-                        done += 1
+                        seen += 1
                         continue
-                    done += 1
+                    seen += 1
                     summary.documents += 1
                     if res.status == "unchanged":
                         summary.unchanged += 1
@@ -324,11 +294,9 @@ def ingest_documents(
                         summary.mentions += res.mentions_added
                         summary.warnings.extend(f"{doc.doc_id}: {w}" for w in warnings + res.warnings)
             kb.wiki.flush_due(summary.warnings)  # generated wiki pages: once per wiki.bulk_flush_docs
-            if on_progress:
-                seen = done + summary.unchanged
-                on_progress(seen, total if total is not None else seen + len(pending), last_id)
             if not summary.interrupted:
                 fill()
+            report()
         if not summary.interrupted:
             kb.wiki.flush(summary.warnings)  # the rest (an interrupted run leaves them marked for the next)
     except KeyboardInterrupt:
@@ -341,6 +309,9 @@ def ingest_documents(
     return summary
 
 
+_PREFETCH_MAX = 8192  # texts embedded ahead of a batch (their vectors are held until it is written)
+
+
 def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
     """Embed the next batch's chunks and entity names in one model call, before its transaction."""
     kb.embeddings.clear_prefetched()
@@ -349,7 +320,9 @@ def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, F
     size, overlap = kb.config["chunking"]["size"], kb.config["chunking"]["overlap"]
     texts: list[str] = []
     for doc, fut in batch:
-        texts += [doc.text[s:e] for s, e in chunk_spans(doc.text, size, overlap)]
+        if len(texts) >= _PREFETCH_MAX:  # a huge document: embed_items encodes the rest in slices
+            break
+        texts += [doc.text[s:e] for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
         if fut.done() and not fut.cancelled() and fut.exception() is None:
             outcome = fut.result()
             if not isinstance(outcome, ExtractionError) and kb.config["embeddings"]["embed_entities"]:
@@ -370,17 +343,26 @@ def ingest_paths(
     on_progress: ProgressFn | None = None,
     workers: int | None = None,
     as_jsonl: bool = False,
+    follow_symlinks: bool = False,
 ) -> IngestSummary:
-    """Ingest files and folders (recursive). See the module docstring for the flow."""
+    """Ingest files and folders (recursive). See the module docstring for the flow. Symbolic
+    links are listed in ``summary.skipped`` and not followed unless ``follow_symlinks``."""
     if not paths:
         raise InvalidInput("give at least one file or folder to ingest")
     ex = extractor if (extractor is not None and not isinstance(extractor, str)) else make_extractor(kb, extractor)
     summary = IngestSummary()
-    # Reading everything first gives the progress bar a true total (and an ETA); texts are
-    # small next to what extraction and indexing cost.
-    docs = list(_read_files(kb, paths, glob, excludes, summary, as_jsonl))
+    # Discovery lists paths only (no file is opened), which gives the progress bar an estimate:
+    # documents seen so far plus files not opened yet (a bulk file counts as one until read).
+    found = list(discover(paths, glob, excludes, follow_symlinks))
+    left = _FilesLeft(len(found))
+    progress = None
+    if on_progress is not None:
+        def progress(done: int, known: int, doc_id: str) -> None:
+            on_progress(done, known + left.n, doc_id)
+
+    docs = _read_files(kb, found, summary, as_jsonl, left)
     n_workers = workers if workers is not None else kb.config["ingest"]["workers"]
-    ingest_documents(kb, docs, ex, on_progress, summary, n_workers, total=len(docs))
+    ingest_documents(kb, docs, ex, progress, summary, n_workers)
     if prune and not summary.interrupted:
         summary.pruned = _prune(kb, paths)
     return summary
@@ -393,7 +375,7 @@ def _prune(kb: KnowledgeBase, paths: Sequence[str | os.PathLike[str]]) -> list[s
         root = Path(raw)
         if not root.is_dir():
             continue
-        prefix = _doc_id_for(root).rstrip("/") + "/"
+        prefix = doc_id_for(root).rstrip("/") + "/"
         for doc_id, source in kb.store.documents_by_source_prefix(prefix):
             file_part = source.split("#", 1)[0]
             target = Path(file_part) if Path(file_part).is_absolute() else Path.cwd() / file_part

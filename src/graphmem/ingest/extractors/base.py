@@ -55,11 +55,15 @@ def validate_extraction(
     a relation whose supporting text is not in the document; a relation whose endpoints are
     not both in the entity list.
     """
-    folded = FoldedText(text)
+    folded: list[FoldedText] = []  # built on the first quote not found verbatim (a copy of the text)
     warnings: list[str] = []
 
     def present(quote: str) -> bool:
-        return not quote or quote in text or folded.find(quote) is not None
+        if not quote or quote in text:
+            return True
+        if not folded:
+            folded.append(FoldedText(text))
+        return folded[0].find(quote) is not None
 
     entities: list[EntitySpec] = []
     names: set[str] = set()

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput
-from ...extraction import Extraction, parse_extraction
+from ...extraction import Extraction, loads_json, parse_extraction
 from ...ontology import DEFAULT_INVERSE_RELATIONS, DEFAULT_RELATION_SYNONYMS, DEFAULT_TYPE_SYNONYMS
 from ...openai_http import ERROR_SNIPPET as _ERROR_SNIPPET
 from ...openai_http import HTTPFailure, RateLimiter, post_json
@@ -160,7 +160,7 @@ def _parse_content(content: Any) -> Extraction:
     if match:  # many local models wrap JSON in a fence even in JSON mode
         content = match.group(1)
     try:
-        data = json.loads(content)
+        data = loads_json(content, "the answer")
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"the answer is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(data, Mapping) or not ({"entities", "relations"} & set(data)):
