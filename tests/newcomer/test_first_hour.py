@@ -148,7 +148,6 @@ def test_dead_proxy_ingest_and_search_fall_back_without_traceback(tmp_path):
     assert "PgBouncer" in p.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 1: the no-model note is printed more than once per command")
 def test_dead_proxy_says_once_that_search_runs_without_a_model(tmp_path):
     n = Newcomer(tmp_path)
     assert n.graphmem("--home", "kb", "ingest", "examples/").returncode == 0
