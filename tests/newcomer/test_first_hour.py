@@ -110,7 +110,6 @@ def test_memory_example_runs(demo):
     assert int(line.split()[1]) >= 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 2: document ids depend on the current directory")
 def test_reingest_from_another_directory_adds_no_documents(demo):
     before = demo.documents()
     p = demo.graphmem("--home", "../.graphmem-demo", "ingest", "../examples/", cwd=demo.work / "elsewhere")
