@@ -44,6 +44,10 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _posix(rel: str) -> str:
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+
 class DocIds:
     """The id rule of one ingest command (see the module docstring)."""
 
@@ -55,6 +59,14 @@ class DocIds:
         except (ValueError, TypeError):  # a damaged value only loses the memory of past folders
             self.roots = []
         self._ids: dict[str, Path] = {}
+        self._prefixes: list[tuple[str, int]] | None = None
+
+    def _root_prefixes(self) -> list[tuple[str, int]]:
+        """``(prefix of files inside a remembered folder, length of its parent's prefix)``."""
+        if self._prefixes is None or len(self._prefixes) != len(self.roots):
+            self._prefixes = [(str(r).rstrip(os.sep) + os.sep, len(str(r.parent).rstrip(os.sep) + os.sep))
+                              for r in self.roots]
+        return self._prefixes
 
     def anchor_for(self, given: str | os.PathLike[str]) -> Path:
         """The folder ids of files under ``given`` are relative to, unless a remembered folder
@@ -67,15 +79,14 @@ class DocIds:
 
     def id_for(self, path: Path, anchor: Path) -> str:
         """The id of the file ``path`` found under a given path whose anchor is ``anchor``."""
-        p = absolute(path)
-        for root in self.roots:
-            if _inside(p, root):
-                anchor = root.parent
-                break
-        try:
-            return p.relative_to(anchor).as_posix()
-        except ValueError:  # not under its anchor (cannot happen for discovered files): absolute
-            return p.as_posix()
+        # On strings: this runs once per discovered file, and pathlib's parents/relative_to
+        # made re-ingesting 3,000 unchanged files ~25% slower.
+        p = os.path.abspath(path)
+        for inside, strip in self._root_prefixes():
+            if p.startswith(inside):
+                return _posix(p[strip:])
+        base = str(anchor).rstrip(os.sep) + os.sep
+        return _posix(p[len(base):]) if p.startswith(base) else Path(p).as_posix()
 
     def claim(self, doc_id: str, path: Path) -> bool:
         """Register ``doc_id`` for ``path`` in this command: False when the same file was already
