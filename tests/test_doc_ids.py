@@ -116,3 +116,22 @@ def test_cli_help_states_the_id_rule():
     flat = " ".join(p.stdout.split())
     assert "relative to the folder that holds each PATH" in flat
 
+
+def test_rst_csv_py_are_read_as_text_and_skipped_files_say_how_to_read_them(tmp_path, monkeypatch):
+    """Issue 13 item 10 (reader part): .rst, .csv and .py are text by default; a file that is
+    still skipped says why and how to read it anyway."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.rst").write_text("Guide\n=====\n\nThe Guide Service uses Redis.\n")
+    (docs / "owners.csv").write_text("service,owner\nDispatch API,team-a\n")
+    (docs / "tool.py").write_text('"""The Tool Service uses Kafka."""\n')
+    (docs / "image.xyz").write_bytes(b"\x89XYZ\x00\x01")
+    monkeypatch.chdir(tmp_path)
+    with graphmem.open(tmp_path / "kb") as kb:
+        s = kb.ingest_paths(["docs"])
+        assert s.added == 3
+        assert "Dispatch API,team-a" in kb.documents.get("docs/owners.csv").content
+        assert "Tool Service uses Kafka" in kb.documents.get("docs/tool.py").content
+        [skipped] = s.skipped
+        assert skipped.path == "docs/image.xyz"
+        assert "unsupported file type '.xyz'" in skipped.reason and "ingest.readers" in skipped.reason

@@ -103,7 +103,7 @@ def _read_files(kb: KnowledgeBase, found: Iterable[tuple[Path | Skipped, str]], 
             continue
         reader = bulk_reader.read if as_jsonl else reader_for(item, overrides)
         if reader is None:
-            summary.skipped.append(Skipped(doc_id, f"unsupported file type '{item.suffix or item.name}'"))
+            summary.skipped.append(Skipped(doc_id, _unsupported(item)))
             continue
         is_bulk = reader is bulk_reader.read
         limit_mb = cfg["max_bulk_file_mb"] if is_bulk else cfg["max_file_mb"]
@@ -145,6 +145,14 @@ def _read_files(kb: KnowledgeBase, found: Iterable[tuple[Path | Skipped, str]], 
         except OSError as exc:
             summary.skipped.append(Skipped(doc_id, f"cannot read ({exc.strerror})"))
         del outputs
+
+
+def _unsupported(item: Path) -> str:
+    suffix = item.suffix.lower()
+    if not suffix:
+        return f"unsupported file type '{item.name}' (no extension: no reader applies)"
+    return (f"unsupported file type '{suffix}' (to read it as plain text, add \"{suffix}\" = \"text\" "
+            "under [ingest.readers] in config.toml)")
 
 
 # -- extraction ----------------------------------------------------------------------------------
