@@ -100,8 +100,8 @@ class DocIds:
             return False
         raise InvalidInput(
             f"'{other}' and '{p}' would both be document '{doc_id}' (ids are paths relative to the folder "
-            f"that holds the folder you give); ingest them in separate commands, or give their common "
-            f"parent folder so that their ids differ")
+            f"that holds each folder you give); give folders whose names differ -- e.g. their parent "
+            f"folders -- so that their ids differ (ingested separately, one would replace the other)")
 
     def keep_older_ids(self, files: Sequence[tuple[Path, str]]) -> dict[str, str]:
         """``new id -> old id`` for files stored by an older graphmem under their path relative
