@@ -150,8 +150,10 @@ def test_pdf_encrypted_and_broken(tmp_path):
 
 def test_reader_choice_and_overrides(tmp_path):
     assert reader_for(Path("a.MD")) is markdown.read
-    assert reader_for(Path("a.rst")) is None
-    assert reader_for(Path("a.rst"), {".rst": "text"}) is text.read
+    assert reader_for(Path("a.rst")) is text.read  # plain text by default (issue 13 item 10)
+    assert reader_for(Path("a.adoc")) is None
+    assert reader_for(Path("a.adoc"), {".adoc": "text"}) is text.read
+    assert reader_for(Path("a.rst"), {".rst": "markdown"}) is markdown.read
     from graphmem import InvalidInput
 
     with pytest.raises(InvalidInput, match="unknown reader 'nope'"):

@@ -110,7 +110,6 @@ def test_memory_example_runs(demo):
     assert int(line.split()[1]) >= 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 2: document ids depend on the current directory")
 def test_reingest_from_another_directory_adds_no_documents(demo):
     before = demo.documents()
     p = demo.graphmem("--home", "../.graphmem-demo", "ingest", "../examples/", cwd=demo.work / "elsewhere")
@@ -148,7 +147,6 @@ def test_dead_proxy_ingest_and_search_fall_back_without_traceback(tmp_path):
     assert "PgBouncer" in p.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 1: the no-model note is printed more than once per command")
 def test_dead_proxy_says_once_that_search_runs_without_a_model(tmp_path):
     n = Newcomer(tmp_path)
     assert n.graphmem("--home", "kb", "ingest", "examples/").returncode == 0

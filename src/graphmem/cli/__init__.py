@@ -214,6 +214,12 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], extraction_file: Path | 
     files are skipped by content hash; changed ones become new versions. Symbolic links are
     not followed without --follow-symlinks. With --extraction, FILE is ingested with the
     entities and relations you supply.
+
+    Document ids are paths relative to the folder that holds each PATH, so they do not depend on
+    where the command runs: `ingest docs/` names docs/a.md 'docs/a.md', a FILE given alone is its
+    name. A file inside a folder ingested before keeps that folder's ids (a subfolder or one file
+    re-ingested adds nothing); ids stored by older versions (relative to the working directory)
+    are kept. Two files that would get the same id in one command are refused.
     """
     if extraction_file is not None:
         if len(paths) != 1 or not paths[0].is_file():

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InvalidInput
 
-__all__ = ["Embedder", "EmbedderUnavailable", "parse_spec", "load_embedder", "model_id_for", "BACKENDS"]
+__all__ = ["Embedder", "EmbedderUnavailable", "load_errors", "is_untyped_loader_error", "short_reason", "parse_spec", "load_embedder", "model_id_for", "BACKENDS"]
 
 BACKENDS = ("model2vec", "sentence-transformers", "openai")
 
@@ -32,6 +32,44 @@ class Embedder(Protocol):
 
 class EmbedderUnavailable(Exception):
     """The configured model cannot be loaded here (missing package, no network, bad path)."""
+
+
+def load_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions model loaders really raise when a model cannot be had here: OSError (no
+    file, no network: the hub's LocalEntryNotFoundError, OfflineModeIsEnabled, HfHubHTTPError),
+    ValueError (not a model folder, HFValidationError for a path that does not exist), KeyError /
+    AttributeError / TypeError (a config.json of the wrong shape), the hub's EntryNotFoundError and
+    the HTTP client's own errors (neither is an OSError in huggingface_hub 1.x+: a dead proxy raised
+    httpx's ProxyError), safetensors' SafetensorError (a damaged weights file)."""
+    errors: list[type[BaseException]] = [OSError, ValueError, RuntimeError, KeyError, AttributeError, TypeError]
+    for module, name in (("huggingface_hub.errors", "EntryNotFoundError"), ("httpx", "HTTPError"),
+                         ("httpx2", "HTTPError"), ("requests", "RequestException"),
+                         ("safetensors", "SafetensorError")):
+        try:
+            errors.append(getattr(__import__(module, fromlist=[name]), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
+
+
+def is_untyped_loader_error(exc: Exception) -> bool:
+    """True for a plain ``Exception`` (not a subclass): the tokenizers library's Rust bindings raise
+    exactly that for a malformed tokenizer.json; anything more specific is a real bug to surface."""
+    return type(exc) is Exception
+
+
+def short_reason(exc: BaseException, name: str) -> str:
+    """A few words on why ``name`` did not load, for a one-line note."""
+    text = str(exc)
+    kind = type(exc).__name__
+    looks_local = name.startswith((".", "/", "~")) or Path(name).expanduser().exists()
+    if looks_local and not Path(name).expanduser().exists():
+        return "no such folder"
+    network = ("Connect", "Proxy", "Offline", "Timeout", "LocalEntryNotFound", "outgoing traffic", "Network")
+    if not looks_local and any(w in kind or w in text for w in network):
+        return "not downloaded, no network"
+    first = text.splitlines()[0] if text else kind
+    return f"{kind}: {first[:70]}"
 
 
 def parse_spec(spec: str) -> tuple[str, str] | None:

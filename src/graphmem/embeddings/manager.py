@@ -24,7 +24,13 @@ if TYPE_CHECKING:
     from ..kb import KnowledgeBase
     from ..retrieval.vector_index import VectorIndex
 
-__all__ = ["EmbeddingManager", "META_KEY"]
+__all__ = ["EmbeddingManager", "META_KEY", "FIX_HINT"]
+
+FIX_HINT = "fix: go online once, or `graphmem init --embedder model2vec:DIR`"
+
+# Specs whose load failure this process has already reported: one line per command, not one per
+# knowledge base opened (the compat layers and the CLI may open several).
+_REPORTED: set[str] = set()
 
 META_KEY = "embeddings.model"
 
@@ -51,6 +57,9 @@ class EmbeddingManager:
         self._sources: dict[str, Callable[[int, int], list[tuple[int, str, str]]]] = {}
         self.note: str | None = None if parsed else "embeddings are off (embeddings.model = none); " \
                                                     "searching with BM25 + graph"
+        # True once the note went out as a warning (this knowledge base or an earlier one in
+        # this process): search results and other faces then do not repeat it.
+        self.note_reported = False
 
     # -- the model --------------------------------------------------------------------------
 
@@ -69,8 +78,13 @@ class EmbeddingManager:
                 try:
                     self._embedder = load_embedder(self.spec, cfg)
                 except EmbedderUnavailable as exc:
-                    self.note = f"no embedding model available ({exc}); searching with BM25 + graph"
-                    self.kb.warn(self.note)
+                    self.note = f"no embedding model ({exc}); searching with BM25 + graph; {FIX_HINT}"
+                    self.note_reported = True
+                    if self.spec in _REPORTED:
+                        self.kb.notes.append(self.note)
+                    else:
+                        _REPORTED.add(self.spec)
+                        self.kb.warn(self.note)
                 if self._embedder is not None:
                     self.model_id = self._embedder.model_id
             return self._embedder

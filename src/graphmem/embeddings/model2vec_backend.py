@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-from .base import EmbedderUnavailable, normalise_rows
+from .base import EmbedderUnavailable, is_untyped_loader_error, load_errors, normalise_rows, short_reason
 
 __all__ = ["Model2VecEmbedder"]
 
@@ -23,11 +23,12 @@ class Model2VecEmbedder:
         logging.getLogger("huggingface_hub.repocard").setLevel(logging.ERROR)
         try:
             self._model = StaticModel.from_pretrained(name)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise EmbedderUnavailable(
-                f"cannot load Model2Vec model '{name}' ({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); "
-                "give a local model folder or allow the download"
-            ) from None
+        except load_errors() as exc:
+            raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
+        except Exception as exc:  # noqa: BLE001 - only tokenizers' untyped error, see is_untyped_loader_error
+            if not is_untyped_loader_error(exc):
+                raise
+            raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
         self.model_id = model_id
         self.dim = int(self._model.dim)
 

@@ -370,7 +370,7 @@ class Memory:
         use_graph = rc["enabled"] if use_context_graph is None else bool(use_context_graph)
         self._maybe_tick()
         qvec = kb.embeddings.embed_query(query)
-        if qvec is None and not self._said_dense_off:
+        if qvec is None and not self._said_dense_off and not kb.embeddings.note_reported:
             self._said_dense_off = True
             kb.warn(f"memory search without dense similarity: {kb.embeddings.note or 'no embedding model'}")
         ranked = rank_memories(kb, query, qvec, filters, limit=limit, include_archived=include_archived,

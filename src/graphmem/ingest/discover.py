@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .readers import Skipped
@@ -18,8 +18,9 @@ __all__ = ["discover", "doc_id_for", "SYMLINK_SKIPPED"]
 
 
 def doc_id_for(path: Path) -> str:
-    """Files are identified by their path relative to the working directory (else absolute).
-    The path is made absolute lexically: a followed symbolic link keeps its own name as its id
+    """The path relative to the working directory (else absolute): the id rule of graphmem before
+    issue 13, kept to find the documents of older knowledge bases (ingest/doc_ids.py has the
+    current rule) and to name skipped files. The path is made absolute lexically: a followed symbolic link keeps its own name as its id
     (resolving it named the document after wherever the link pointed)."""
     absolute = Path(os.path.abspath(path))
     try:
@@ -65,14 +66,16 @@ SYMLINK_SKIPPED = ("symbolic link, not followed (pass --follow-symlinks, or foll
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
-             excludes: Sequence[str] = (), follow_symlinks: bool = False) -> Iterator[Path | Skipped]:
+             excludes: Sequence[str] = (), follow_symlinks: bool = False,
+             id_of: Callable[[Path], str] = doc_id_for) -> Iterator[Path | Skipped]:
     """Files under ``paths`` (recursive, sorted: a folder's files, then its subfolders), minus
     hidden and ignored ones.
 
     Symbolic links -- inside a folder or given as a path -- are reported as Skipped and not
     followed unless ``follow_symlinks``; with it, every real folder is walked at most once, so a
     link loop cannot hang the walk. Anything that is not a regular file (FIFO, socket, device)
-    is reported, never opened (reading a FIFO blocks forever).
+    is reported, never opened (reading a FIFO blocks forever). Skipped entries inside a folder
+    are named by ``id_of`` (the id their file would have had).
     """
     for raw in paths:
         root = Path(raw)
@@ -85,13 +88,15 @@ def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
         if not root.is_dir():
             yield root if root.is_file() else Skipped(str(raw), _NOT_REGULAR)
             continue
-        yield from _walk(root, glob, list(excludes) + _ignore_patterns(root, follow_symlinks), follow_symlinks)
+        yield from _walk(root, glob, list(excludes) + _ignore_patterns(root, follow_symlinks), follow_symlinks,
+                         id_of)
 
 
 _NOT_REGULAR = "not a regular file (FIFO, socket or device); not read"
 
 
-def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool) -> Iterator[Path | Skipped]:
+def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool,
+          id_of: Callable[[Path], str]) -> Iterator[Path | Skipped]:
     st = root.stat()
     visited = {(st.st_dev, st.st_ino)}
     stack: list[tuple[Path, str]] = [(root, "")]
@@ -101,7 +106,7 @@ def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool) -
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            yield Skipped(doc_id_for(folder), f"cannot read folder ({exc.strerror})")
+            yield Skipped(id_of(folder), f"cannot read folder ({exc.strerror})")
             continue
         subfolders: list[tuple[Path, str]] = []
         for entry in entries:
@@ -113,23 +118,23 @@ def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool) -
                 link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=follow)
             except OSError as exc:
-                yield Skipped(doc_id_for(path), f"cannot read ({exc.strerror})")
+                yield Skipped(id_of(path), f"cannot read ({exc.strerror})")
                 continue
             if _ignored(rel, is_dir or (link and not follow and path.is_dir()), patterns):
                 continue
             if link and not follow:
                 if glob and not path.is_dir() and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
                     continue
-                yield Skipped(doc_id_for(path), SYMLINK_SKIPPED)
+                yield Skipped(id_of(path), SYMLINK_SKIPPED)
                 continue
             if is_dir:
                 try:
                     st = entry.stat()
                 except OSError as exc:
-                    yield Skipped(doc_id_for(path), f"cannot read ({exc.strerror})")
+                    yield Skipped(id_of(path), f"cannot read ({exc.strerror})")
                     continue
                 if (st.st_dev, st.st_ino) in visited:  # a link back to a folder already walked (a loop)
-                    yield Skipped(doc_id_for(path), "symbolic link to a folder that is already being ingested; "
+                    yield Skipped(id_of(path), "symbolic link to a folder that is already being ingested; "
                                              "not walked again")
                     continue
                 visited.add((st.st_dev, st.st_ino))
@@ -142,7 +147,7 @@ def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool) -
             except OSError:
                 regular = False
             if not regular:
-                yield Skipped(doc_id_for(path), "broken symbolic link" if link and not path.exists() else _NOT_REGULAR)
+                yield Skipped(id_of(path), "broken symbolic link" if link and not path.exists() else _NOT_REGULAR)
                 continue
             yield path
         stack.extend(reversed(subfolders))

@@ -25,7 +25,8 @@ from ..trust import endpoint_api_key
 from .chunking import chunk_spans
 from .core import fact_text, ingest_document
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
-from .discover import discover, doc_id_for
+from .discover import discover
+from .doc_ids import DocIds
 from .readers import NotText, Skipped, reader_for
 from .readers import bulk as bulk_reader
 
@@ -87,23 +88,22 @@ class _FilesLeft:
         self.n = n
 
 
-def _read_files(kb: KnowledgeBase, found: Iterable[Path | Skipped], summary: IngestSummary,
+def _read_files(kb: KnowledgeBase, found: Iterable[tuple[Path | Skipped, str]], summary: IngestSummary,
                 as_jsonl: bool = False, left: _FilesLeft | None = None) -> Iterator[SourceDocument]:
     """Documents of the discovered files, one file at a time: a single-document file is read,
     decoded and its bytes dropped before its document moves on; a bulk file is streamed record
     by record. Nothing is read ahead of what the writer asks for."""
     cfg = kb.config["ingest"]
     overrides = cfg.get("readers") or {}
-    for item in found:
+    for item, doc_id in found:
         if left is not None:
             left.n -= 1
         if isinstance(item, Skipped):
             summary.skipped.append(item)
             continue
-        doc_id = doc_id_for(item)
         reader = bulk_reader.read if as_jsonl else reader_for(item, overrides)
         if reader is None:
-            summary.skipped.append(Skipped(doc_id, f"unsupported file type '{item.suffix or item.name}'"))
+            summary.skipped.append(Skipped(doc_id, _unsupported(item)))
             continue
         is_bulk = reader is bulk_reader.read
         limit_mb = cfg["max_bulk_file_mb"] if is_bulk else cfg["max_file_mb"]
@@ -145,6 +145,14 @@ def _read_files(kb: KnowledgeBase, found: Iterable[Path | Skipped], summary: Ing
         except OSError as exc:
             summary.skipped.append(Skipped(doc_id, f"cannot read ({exc.strerror})"))
         del outputs
+
+
+def _unsupported(item: Path) -> str:
+    suffix = item.suffix.lower()
+    if not suffix:
+        return f"unsupported file type '{item.name}' (no extension: no reader applies)"
+    return (f"unsupported file type '{suffix}' (to read it as plain text, add \"{suffix}\" = \"text\" "
+            "under [ingest.readers] in config.toml)")
 
 
 # -- extraction ----------------------------------------------------------------------------------
@@ -353,7 +361,8 @@ def ingest_paths(
     summary = IngestSummary()
     # Discovery lists paths only (no file is opened), which gives the progress bar an estimate:
     # documents seen so far plus files not opened yet (a bulk file counts as one until read).
-    found = list(discover(paths, glob, excludes, follow_symlinks))
+    ids = DocIds(kb)
+    found = _discover_with_ids(ids, paths, glob, excludes, follow_symlinks)
     left = _FilesLeft(len(found))
     progress = None
     if on_progress is not None:
@@ -363,23 +372,51 @@ def ingest_paths(
     docs = _read_files(kb, found, summary, as_jsonl, left)
     n_workers = workers if workers is not None else kb.config["ingest"]["workers"]
     ingest_documents(kb, docs, ex, progress, summary, n_workers)
+    if not summary.interrupted:
+        ids.remember(p for p in paths if Path(p).is_dir())
     if prune and not summary.interrupted:
-        summary.pruned = _prune(kb, paths)
+        summary.pruned = _prune(kb, paths, ids)
     return summary
 
 
-def _prune(kb: KnowledgeBase, paths: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """Delete documents that came from files under ``paths`` whose files are gone."""
+def _discover_with_ids(ids: DocIds, paths: Sequence[str | os.PathLike[str]], glob: str | None,
+                       excludes: Sequence[str], follow_symlinks: bool) -> list[tuple[Path | Skipped, str]]:
+    """Every discovered file with its document id (ingest/doc_ids.py), before anything is read:
+    an id two different files would share is refused here, so a refused command writes nothing;
+    a file given twice is listed once."""
+    found: list[tuple[Path | Skipped, str]] = []
+    for raw in paths:
+        anchor = ids.anchor_for(raw)
+
+        def id_of(path: Path, anchor: Path = anchor) -> str:
+            return ids.id_for(path, anchor)
+
+        for item in discover([raw], glob, excludes, follow_symlinks, id_of=id_of):
+            if isinstance(item, Skipped):
+                found.append((item, item.path))
+                continue
+            doc_id = id_of(item)
+            if ids.claim(doc_id, item):
+                found.append((item, doc_id))
+    older = ids.keep_older_ids([(item, doc_id) for item, doc_id in found if not isinstance(item, Skipped)])
+    if older:
+        found = [(item, older.get(doc_id, doc_id)) for item, doc_id in found]
+    return found
+
+
+def _prune(kb: KnowledgeBase, paths: Sequence[str | os.PathLike[str]], ids: DocIds) -> list[str]:
+    """Delete documents that came from files under ``paths`` whose files are gone (under every
+    rule that could have named them: see DocIds.prune_bases)."""
     removed: list[str] = []
     for raw in paths:
-        root = Path(raw)
-        if not root.is_dir():
+        if not Path(raw).is_dir():
             continue
-        prefix = doc_id_for(root).rstrip("/") + "/"
-        for doc_id, source in kb.store.documents_by_source_prefix(prefix):
-            file_part = source.split("#", 1)[0]
-            target = Path(file_part) if Path(file_part).is_absolute() else Path.cwd() / file_part
-            if not target.exists():
+        targets: dict[str, list[Path]] = {}
+        for prefix, base in ids.prune_bases(raw):
+            for doc_id, source in kb.store.documents_by_source_prefix(prefix):
+                targets.setdefault(doc_id, []).append(base / source.split("#", 1)[0])
+        for doc_id, files in targets.items():
+            if doc_id not in removed and not any(f.exists() for f in files):
                 kb.documents.delete(doc_id)
                 removed.append(doc_id)
     return removed

@@ -289,7 +289,9 @@ def _rank(kb: KnowledgeBase, query: str, cfg: SearchConfig, kinds: Sequence[str]
 
     # 1. seeds ------------------------------------------------------------------------------
     qvec = kb.embed_query(query) if cfg.use_dense or cfg.use_entities else None
-    if qvec is None and cfg.use_dense and kb.embedder_note:
+    # A model that failed to load was reported once already (a warning, kb.notes): repeating it
+    # in every result printed it twice per command (stdout and stderr).
+    if qvec is None and cfg.use_dense and kb.embedder_note and not kb.embeddings.note_reported:
         notes.append(kb.embedder_note)
     # Candidate pools are deep (pool_k); only their heads seed the graph walk (seed_k_*).
     pool = max(cfg.pool_k, want if cfg.strategy == "none" else 0)

@@ -18,6 +18,12 @@ READERS: dict[str, Reader] = {
     ".markdown": markdown.read,
     ".txt": text.read,
     ".text": text.read,
+    # Plain-text formats a newcomer's folder holds, read as they are (no markup parsing):
+    # reStructuredText, tables and Python sources.
+    ".rst": text.read,
+    ".csv": text.read,
+    ".tsv": text.read,
+    ".py": text.read,
     ".html": html.read,
     ".htm": html.read,
     ".pdf": pdf.read,
