@@ -18,9 +18,11 @@ import click
 from .. import kb as kb_module
 from ..errors import GraphmemError
 from ..config import set_config_value
-from ..embeddings import parse_spec
 from ..extraction import load_extraction_file
 from . import render
+from .model_folder import absolute_spec, check_model_folder
+from .outcome import EXIT_CODES_HELP, ingest_outcome
+from .shared_options import add_shared_options
 
 __all__ = ["main", "cli"]
 
@@ -55,10 +57,12 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _open(ctx: click.Context, create: bool = False) -> kb_module.KnowledgeBase:
+def _open(ctx: click.Context, create: bool = False, check_model: bool = True) -> kb_module.KnowledgeBase:
     home = ctx.obj["home"]
     kb = kb_module.open(home, create=create, read_only=True if ctx.obj.get("read_only") else None)
     ctx.call_on_close(kb.close)
+    if check_model:
+        check_model_folder(str(kb.config["embeddings"]["model"]), Path(home))
     return kb
 
 
@@ -98,8 +102,9 @@ def init(ctx: click.Context, embedder: str | None, as_json: bool) -> None:
     home: Path = ctx.obj["home"]
     existed = (home / "graph.db").exists()
     if embedder is not None:
-        parse_spec(embedder)  # reject a bad SPEC before creating anything
-    kb = _open(ctx, create=True)
+        # reject a bad SPEC before creating anything; a local folder is saved absolute (works from anywhere)
+        embedder = absolute_spec(embedder)
+    kb = _open(ctx, create=True, check_model=embedder is None)
     if embedder is not None:
         kb.store.refuse_write()  # config.toml of a read-only knowledge base is not rewritten either
         set_config_value(kb.home, "embeddings", "model", embedder)
@@ -163,6 +168,9 @@ class _Progress:
             self.bar.__exit__(*exc)
 
 
+_WARNINGS_SHOWN = 5  # enough to see what kind of warnings they are, few enough to keep the summary short
+
+
 def _render_summary(s: dict[str, Any]) -> str:
     lines = [
         f"{s['documents']} documents: {s['added']} added, {s['new_versions']} new versions, "
@@ -171,6 +179,10 @@ def _render_summary(s: dict[str, Any]) -> str:
         f"  chunks {s['chunks']}, entities added {s['entities']}, relations added {s['relations']}, "
         f"mentions {s['mentions']}, warnings {s['warnings_count']}",
     ]
+    shown = s["warnings"][:_WARNINGS_SHOWN]
+    lines += [f"  warning {w}" for w in shown]
+    if s["warnings_count"] > len(shown):
+        lines.append(f"  … and {s['warnings_count'] - len(shown)} more warnings (see --json)")
     for sk in s["skipped"][:50]:
         where = f"{sk['path']}:{sk['line']}" if sk["line"] else sk["path"]
         lines.append(f"  skipped {where}: {sk['reason']}")
@@ -230,6 +242,18 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], extraction_file: Path | 
     _emit(data, as_json, _render_summary)
     if summary.interrupted:
         sys.exit(130)
+    _exit_for_outcome(data, paths)
+
+
+def _exit_for_outcome(summary: dict[str, Any], paths: tuple[Path, ...]) -> None:
+    code, message = ingest_outcome(summary, paths)
+    if message:
+        click.echo(f"error: {message}", err=True)
+    if code:
+        sys.exit(code)
+
+
+ingest.help = f"{ingest.help}\n\n{EXIT_CODES_HELP}"
 
 
 @cli.command()
@@ -459,6 +483,8 @@ from .config import config as _config_group  # noqa: E402 - the group uses the h
 cli.add_command(_config_group)
 
 from . import entity_retype  # noqa: E402,F401 - registers `entity retype`
+
+add_shared_options(cli)  # last: every command registered above gets --home / --read-only
 
 
 def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
