@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -108,6 +109,13 @@ def test_home_on_subcommand_beats_the_environment(tmp_path):
     assert Path(json.loads(p.stdout)["home"]).name == "kb1"
 
 
+def test_json_before_the_subcommand(tmp_path):
+    run("init", "--home", "kb", cwd=tmp_path)
+    p = run("--json", "--home", "kb", "stats", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["documents"] == 0
+
+
 def test_read_only_after_the_subcommand_refuses_writes(tmp_path):
     run("init", "--home", "kb", cwd=tmp_path)
     p = run("entity", "add", "Dispatch API", "--home", "kb", "--read-only", cwd=tmp_path)
@@ -178,3 +186,133 @@ def test_text_summary_shows_the_first_warnings_and_counts_the_rest():
     assert "warning doc0: entity 'x0'" in text and "warning doc4:" in text
     assert "doc5:" not in text
     assert "and 3 more warnings" in text
+
+
+def _skill(root: Path, name: str, description: str) -> None:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n{description}\n",
+                                     encoding="utf-8")
+
+
+def test_skills_build_reports_progress_and_its_slow_steps(tmp_path):
+    for i in range(3):
+        _skill(tmp_path / "skills", f"pdf-tool-{i}", f"Fill and merge PDF forms, variant {i}")
+    p = run("--home", "kb", "skills", "build", "skills", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "skills: 3/3" in p.stderr
+    assert "skills: embedding 3 skills" in p.stderr
+    assert "3 added" in p.stdout
+
+
+def test_ingest_says_when_it_updates_the_wiki_after_the_last_document(tmp_path):
+    (tmp_path / "a.md").write_text("# Alpha\n\nThe dispatch API calls the ledger database.\n", encoding="utf-8")
+    p = run("--home", "kb", "ingest", "a.md", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    lines = p.stderr.splitlines()
+    assert "ingest: updating wiki pages" in lines, lines
+    last_document = max(i for i, ln in enumerate(lines) if ln.startswith("ingest: 1/1"))
+    assert lines.index("ingest: updating wiki pages") > last_document
+
+
+def test_memory_backfill_reports_progress(tmp_path):
+    assert run("--home", "kb", "memory", "add", "I prefer tea", "--user", "u1", cwd=tmp_path).returncode == 0
+    assert run("--home", "kb", "memory", "add", "I live in Paris", "--user", "u1", cwd=tmp_path).returncode == 0
+    p = run("--home", "kb", "memory", "backfill", "--user", "u1", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "backfill: 2/2" in p.stderr
+
+
+# --- item 10 (CLI parts) ------------------------------------------------------------------------------------
+
+EMPTY_QUERY_COMMANDS = [
+    ("search", "{q}"), ("query", "{q}"), ("docs", "search", "{q}"), ("wiki", "search", "{q}"),
+    ("memory", "search", "{q}", "--user", "u1"), ("skills", "query", "{q}"), ("skills", "prompt", "{q}"),
+]
+
+
+@pytest.mark.parametrize("command", EMPTY_QUERY_COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("query", ["", "   "], ids=["empty", "blank"])
+def test_empty_query_is_one_clear_error_in_every_command(tmp_path, command, query):
+    p = run("--home", "kb", *[query if a == "{q}" else a for a in command], cwd=tmp_path)
+    _no_traceback(p)
+    assert p.returncode == 1
+    assert p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("error: the query is empty"), p.stderr
+
+
+def test_errors_name_cli_commands_not_python_calls(tmp_path):
+    run("init", "--home", "kb", cwd=tmp_path)
+    p = run("--home", "kb", "entity", "show", "Nothing Here", cwd=tmp_path)
+    assert p.returncode == 1
+    assert "add_node(" not in p.stderr
+    assert "graphmem entity add" in p.stderr
+    p = run("--home", "kb", "relation", "add", "Nothing Here", "calls", "Other", cwd=tmp_path)
+    assert p.returncode == 1 and "add_node(" not in p.stderr
+    p = run("--home", "kb", "memory", "show", "no-such-memory", cwd=tmp_path)
+    assert p.returncode == 1 and "get_all(" not in p.stderr and "graphmem memory list" in p.stderr
+
+
+def test_cli_wording_translates_the_scope_message():
+    from graphmem.cli.speak import cli_wording
+    from graphmem.errors import InvalidInput
+    from graphmem.memory.scope import require_scope
+
+    with pytest.raises(InvalidInput) as err:
+        require_scope({}, True, "add")
+    said = cli_wording(str(err.value))
+    assert "user_id" not in said and "--user, --agent, --run, --tenant" in said
+
+
+@pytest.fixture
+def examples_kb(tmp_path):
+    p = run("--home", "kb", "ingest", str(EXAMPLES), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    run("--home", "kb", "wiki", "sync", cwd=tmp_path)
+    return tmp_path
+
+
+def test_k_is_the_total_number_of_hits_over_all_kinds(examples_kb):
+    p = run("--home", "kb", "search", "dispatch outage", "-k", "5", "--kind", "chunk", "--kind", "entity",
+            "--kind", "document", "--json", cwd=examples_kb)
+    assert p.returncode == 0, p.stderr
+    hits = json.loads(p.stdout)["hits"]
+    assert len(hits) == 5
+    assert len({h["kind"] for h in hits}) >= 2  # shared between the kinds, not the first kind's 5
+    text = run("--home", "kb", "search", "dispatch outage", "-k", "5", "--kind", "chunk", "--kind", "entity",
+               cwd=examples_kb).stdout
+    assert sum(1 for ln in text.splitlines() if ln[:3].strip().rstrip(".").isdigit()) == 5
+    assert "total" in run("search", "--help", cwd=examples_kb).stdout
+
+
+def test_scores_print_as_numbers_a_person_can_compare(examples_kb):
+    for command in (("docs", "search", "PgBouncer"), ("wiki", "search", "PgBouncer")):
+        p = run("--home", "kb", *command, cwd=examples_kb)
+        assert p.returncode == 0, p.stderr
+        assert not re.search(r"\d\.?\d*e[-+]\d", p.stdout), p.stdout  # no 2.75e-06
+        first = p.stdout.splitlines()[0]
+        assert first.startswith("1.00 "), first  # the best hit is 1.00, the others a share of it
+
+
+# --- SkillGraph's own CLI spellings -------------------------------------------------------------------------
+
+def test_skillgraph_spellings_build_skills_dir_and_query_top_k(tmp_path):
+    for i in range(4):
+        _skill(tmp_path / "skills", f"pdf-tool-{i}", f"Fill and merge PDF forms, variant {i}")
+    for i in range(8):  # more than top_k * skills.return_all_factor, so --top-k is what limits the answer
+        _skill(tmp_path / "skills", f"calendar-{i}", f"Book meetings in a calendar, variant {i}")
+    p = run("--home", "kb", "skills", "build", "--skills-dir", "skills", "--backend", "local", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    q = run("--home", "kb", "skills", "query", "merge pdf forms", "--top-k", "2", "--json", cwd=tmp_path)
+    assert q.returncode == 0, q.stderr
+    assert len(json.loads(q.stdout)) == 2
+
+
+def test_skills_build_backend_and_missing_folder_errors_are_clear(tmp_path):
+    _skill(tmp_path / "skills", "pdf-tool", "Fill PDF forms")
+    p = run("--home", "kb", "skills", "build", "--skills-dir", "skills", "--backend", "bogus", cwd=tmp_path)
+    _no_traceback(p)
+    assert p.returncode == 1 and "backend 'bogus'" in p.stderr
+    p = run("--home", "kb", "skills", "build", "--backend", "local", cwd=tmp_path)
+    assert p.returncode == 1 and "--skills-dir" in p.stderr

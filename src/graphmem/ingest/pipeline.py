@@ -245,8 +245,10 @@ def ingest_documents(
     summary: IngestSummary | None = None,
     workers: int = 2,
     total: int | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> IngestSummary:
     """Ingest documents: skip unchanged ones, extract concurrently, write in batches.
+    ``on_stage(what)`` names a step without a count (the final wiki update).
 
     ``on_progress(done, total, last_doc_id)`` is called after each batch; ``total`` is the
     number of documents when known (else an estimate that grows).
@@ -330,6 +332,8 @@ def ingest_documents(
             if not summary.interrupted:
                 fill()
         if not summary.interrupted:
+            if on_stage:
+                on_stage("updating wiki pages")  # can take many seconds after the last document
             kb.wiki.flush(summary.warnings)  # the rest (an interrupted run leaves them marked for the next)
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -370,6 +374,7 @@ def ingest_paths(
     on_progress: ProgressFn | None = None,
     workers: int | None = None,
     as_jsonl: bool = False,
+    on_stage: Callable[[str], None] | None = None,
 ) -> IngestSummary:
     """Ingest files and folders (recursive). See the module docstring for the flow."""
     if not paths:
@@ -380,7 +385,7 @@ def ingest_paths(
     # small next to what extraction and indexing cost.
     docs = list(_read_files(kb, paths, glob, excludes, summary, as_jsonl))
     n_workers = workers if workers is not None else kb.config["ingest"]["workers"]
-    ingest_documents(kb, docs, ex, on_progress, summary, n_workers, total=len(docs))
+    ingest_documents(kb, docs, ex, on_progress, summary, n_workers, total=len(docs), on_stage=on_stage)
     if prune and not summary.interrupted:
         summary.pruned = _prune(kb, paths)
     return summary
