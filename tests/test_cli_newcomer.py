@@ -77,6 +77,16 @@ def test_ingest_all_fine_and_unchanged_reingest_exit_0(tmp_path):
     assert again.returncode == 0 and "1 unchanged" in again.stdout
 
 
+def test_ingest_prune_of_a_folder_whose_files_are_all_gone_exits_0(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Alpha\n\nThe dispatch API.\n", encoding="utf-8")
+    assert run("--home", "kb", "ingest", "docs", cwd=tmp_path).returncode == 0
+    (tmp_path / "docs" / "a.md").unlink()
+    p = run("--home", "kb", "ingest", "docs", "--prune", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr  # the pruning was the work asked for
+    assert "pruned" in p.stdout
+
+
 def test_ingest_help_documents_the_exit_codes(tmp_path):
     out = run("ingest", "--help", cwd=tmp_path).stdout
     assert "Exit status" in out and "3" in out and "nothing" in out

@@ -1,6 +1,7 @@
 """Exit status of ``graphmem ingest``, decided from its summary (kept apart so the command stays thin).
 
-0  everything named was read (added, new version or unchanged) and nothing failed;
+0  everything named was read (added, new version or unchanged) and nothing failed (or, with --prune,
+   nothing was left to read and the documents of the gone files were removed);
 1  nothing was ingested: no document was read (missing path, only unsupported files) or every one failed;
 2  usage error (click: unknown option, missing argument);
 3  partial failure: some documents were ingested, but a named path is missing, a named file was
@@ -46,6 +47,8 @@ def ingest_outcome(summary: dict[str, Any], paths: Sequence[Path]) -> tuple[int,
         problems.append(f"skipped: {', '.join(skipped_named)}")
     if failed:
         problems.append(f"{failed} document(s) failed")
+    if read == 0 and summary["pruned"] and not problems:
+        return 0, None  # --prune of a folder whose files are all gone: removing them was the work asked for
     if read == 0:
         if summary["skipped"] and not missing:
             problems.append(f"{len(summary['skipped'])} file(s) skipped, none readable")
