@@ -223,10 +223,12 @@ def test_close_closes_every_knowledge_base_opened(tmp_path: Path) -> None:
 
 
 def test_nothing_in_graphmem_imports_compat() -> None:
-    """compat is an interface: it may import the library; the library never imports it."""
+    """compat is an interface: it may import the library; the library never imports it. The CLI, an
+    interface beside it, may: `skills build --backend` reuses SkillGraph's backend names from it."""
     offenders = []
     for path in SRC.rglob("*.py"):
-        if "compat" in path.relative_to(SRC).parts:
+        parts = path.relative_to(SRC).parts
+        if "compat" in parts or parts[0] == "cli":
             continue
         text = path.read_text(encoding="utf-8")
         if "graphmem.compat" in text or "from .compat" in text or "from ..compat" in text:

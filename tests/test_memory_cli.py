@@ -53,7 +53,7 @@ def test_memory_cli_errors(tmp_path: Path) -> None:
     p = run(home, "show", "mem_missing", ok=False)
     assert p.returncode == 1 and "mem_missing" in p.stderr and "Traceback" not in p.stderr
     p = run(home, "add", "no scope", ok=False)
-    assert p.returncode == 1 and "user_id" in p.stderr
+    assert p.returncode == 1 and "--user" in p.stderr and "user_id" not in p.stderr  # the CLI's words (issue 13)
     p = run(home, "add", "x", "--user", "u1", "--metadata", "{nope", ok=False)
     assert p.returncode == 1 and "--metadata" in p.stderr
     p = run(home, "add", " ", "--user", "u1", ok=False)

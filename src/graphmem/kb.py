@@ -142,13 +142,16 @@ class KnowledgeBase:
         on_progress: Callable[[int, int, str], None] | None = None,
         as_jsonl: bool = False,
         follow_symlinks: bool = False,
+        on_stage: Callable[[str], None] | None = None,
     ) -> IngestSummary:
         """Ingest files and folders (recursively): readers by extension, the configured
         extractor (offline by default), unchanged files skipped, batched transactions.
         Symbolic links are skipped (listed in ``skipped``) unless ``follow_symlinks=True``.
+        ``on_stage(what)`` names a step without a count (the final wiki update).
         Returns an :class:`IngestSummary` (added / unchanged / new versions / skipped...)."""
         return ingest_paths(self, paths, glob=glob, extractor=extractor, excludes=excludes, prune=prune,
-                            on_progress=on_progress, as_jsonl=as_jsonl, follow_symlinks=follow_symlinks)
+                            on_progress=on_progress, as_jsonl=as_jsonl, follow_symlinks=follow_symlinks,
+                            on_stage=on_stage)
 
     def add_node(self, name: str, type: str = "concept", aliases: Sequence[str] = ()) -> str:
         """Add an entity by hand; returns its id (see :meth:`Graph.add_node`)."""

@@ -117,7 +117,6 @@ def test_reingest_from_another_directory_adds_no_documents(demo):
     assert demo.documents() == before
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 3: a nonexistent path exits 0")
 def test_nonexistent_path_exits_non_zero(demo):
     p = demo.graphmem("--home", ".graphmem-demo", "ingest", "no-such-folder/")
     _clean(p)
@@ -131,7 +130,6 @@ def test_nonexistent_path_names_it_without_traceback(demo):
     assert "no-such-folder" in p.stdout + p.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 4: --home only works before the subcommand")
 def test_init_home_after_the_subcommand(demo):
     p = demo.graphmem("init", "--home", "kb-after")
     assert p.returncode == 0, p.stderr

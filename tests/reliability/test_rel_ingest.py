@@ -281,7 +281,8 @@ def test_a_path_given_explicitly_that_is_a_symlink_needs_the_flag(linked_corpus,
     runner = CliRunner()
     home = str(tmp_path / "kb2")
     r = runner.invoke(cli, ["--home", home, "ingest", "docs/secret.txt", "--extractor", "none", "--json"])
-    assert r.exit_code == 0 and '"added": 0' in r.output and "follow-symlinks" in r.output
+    # Nothing was ingested (the one PATH was a link): exit 1, the summary still names the flag.
+    assert r.exit_code == 1 and '"added": 0' in r.output and "follow-symlinks" in r.output
     r = runner.invoke(cli, ["--home", home, "ingest", "docs/secret.txt", "--extractor", "none", "--json",
                             "--follow-symlinks"])
     assert r.exit_code == 0 and '"added": 1' in r.output

@@ -18,9 +18,13 @@ import click
 from .. import kb as kb_module
 from ..errors import GraphmemError
 from ..config import set_config_value
-from ..embeddings import parse_spec
 from ..extraction import load_extraction_file
 from . import render
+from .model_folder import absolute_spec, check_model_folder
+from .outcome import EXIT_CODES_HELP, ingest_outcome
+from .progress import _progress_mode, _Progress
+from .shared_options import add_shared_options
+from .speak import cli_wording
 
 __all__ = ["main", "cli"]
 
@@ -47,7 +51,7 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except GraphmemError as exc:
-            _fail(str(exc))
+            _fail(cli_wording(str(exc)))
         except KeyboardInterrupt:
             click.echo("interrupted; every finished operation is committed", err=True)
             sys.exit(130)
@@ -55,14 +59,35 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _open(ctx: click.Context, create: bool = False) -> kb_module.KnowledgeBase:
+def _open(ctx: click.Context, create: bool = False, check_model: bool = True,
+          config: dict[str, Any] | None = None) -> kb_module.KnowledgeBase:
     home = ctx.obj["home"]
-    kb = kb_module.open(home, create=create, read_only=True if ctx.obj.get("read_only") else None)
+    kb = kb_module.open(home, create=create, read_only=True if ctx.obj.get("read_only") else None, config=config)
     ctx.call_on_close(kb.close)
+    if check_model:
+        check_model_folder(str(kb.config["embeddings"]["model"]), Path(home))
     return kb
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def _json_wanted(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    return value or bool((ctx.obj or {}).get("json"))  # `graphmem --json stats` works too
+
+
+json_option = click.option("--json", "as_json", is_flag=True, callback=_json_wanted,
+                           help="Print JSON instead of text (also accepted before the command).")
+
+
+def _non_empty_query(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    # One answer for every command (before any knowledge base is opened): some returned "no hits",
+    # others an error naming a Python argument.
+    if isinstance(value, str) and not value.strip():
+        _fail(f"the query is empty; give the words to look for, e.g. {ctx.command_path} \"dispatch outage\"")
+    return value
+
+
+def query_argument(name: str = "text") -> Callable[[F], F]:
+    """The TEXT/QUERY argument of a search command: an empty or blank one is one error, exit 1."""
+    return click.argument(name, callback=_non_empty_query)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -77,13 +102,15 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 @click.option("--read-only", "read_only", is_flag=True,
               help="Open the knowledge base read-only (env GRAPHMEM_READ_ONLY=1; automatic when the folder "
                    "is not writable): reads work, writes are refused.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text, for commands that print data.")
 @click.version_option(package_name="graphmem")
 @click.pass_context
-def cli(ctx: click.Context, home: Path, read_only: bool) -> None:
+def cli(ctx: click.Context, home: Path, read_only: bool, as_json: bool) -> None:
     """graphmem: a persistent context graph for AI agents."""
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
     ctx.obj["read_only"] = read_only
+    ctx.obj["json"] = as_json
 
 
 @cli.command()
@@ -98,8 +125,9 @@ def init(ctx: click.Context, embedder: str | None, as_json: bool) -> None:
     home: Path = ctx.obj["home"]
     existed = (home / "graph.db").exists()
     if embedder is not None:
-        parse_spec(embedder)  # reject a bad SPEC before creating anything
-    kb = _open(ctx, create=True)
+        # reject a bad SPEC before creating anything; a local folder is saved absolute (works from anywhere)
+        embedder = absolute_spec(embedder)
+    kb = _open(ctx, create=True, check_model=embedder is None)
     if embedder is not None:
         kb.store.refuse_write()  # config.toml of a read-only knowledge base is not rewritten either
         set_config_value(kb.home, "embeddings", "model", embedder)
@@ -121,46 +149,7 @@ def _read_text(path: Path) -> str:
     raise AssertionError("unreachable")
 
 
-class _Progress:
-    """Rich progress bar on a terminal, plain lines otherwise, nothing with --json."""
-
-    def __init__(self, mode: str, label: str = "ingest") -> None:
-        self.mode = mode
-        self.label = label
-        self.bar: Any = None
-        self.task: Any = None
-        self._last = 0.0
-
-    def __enter__(self) -> _Progress:
-        if self.mode == "rich":
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
-
-            self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[rate]}/s"), TimeElapsedColumn(),
-                                TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[doc]}"),
-                                transient=False)
-            self.bar.__enter__()
-            self.task = self.bar.add_task(self.label, total=None, rate="-", doc="")
-        return self
-
-    def __call__(self, done: int, total: int, doc_id: str) -> None:
-        import time
-
-        if self.mode == "rich":
-            elapsed = self.bar.tasks[0].elapsed or 0.0
-            rate = f"{done / elapsed:.0f}" if elapsed > 0 else "-"
-            self.bar.update(self.task, completed=done, total=total, rate=rate, doc=doc_id[-40:])
-        elif self.mode == "plain":
-            now = time.monotonic()
-            if now - self._last >= 2.0 or done == total:
-                self._last = now
-                click.echo(f"{self.label}: {done}/{total} ({doc_id})" if doc_id else f"{self.label}: {done}/{total}",
-                           err=True)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
+_WARNINGS_SHOWN = 5  # enough to see what kind of warnings they are, few enough to keep the summary short
 
 
 def _render_summary(s: dict[str, Any]) -> str:
@@ -171,6 +160,10 @@ def _render_summary(s: dict[str, Any]) -> str:
         f"  chunks {s['chunks']}, entities added {s['entities']}, relations added {s['relations']}, "
         f"mentions {s['mentions']}, warnings {s['warnings_count']}",
     ]
+    shown = s["warnings"][:_WARNINGS_SHOWN]
+    lines += [f"  warning {w}" for w in shown]
+    if s["warnings_count"] > len(shown):
+        lines.append(f"  … and {s['warnings_count'] - len(shown)} more warnings (see --json)")
     for sk in s["skipped"][:50]:
         where = f"{sk['path']}:{sk['line']}" if sk["line"] else sk["path"]
         lines.append(f"  skipped {where}: {sk['reason']}")
@@ -235,18 +228,30 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], extraction_file: Path | 
         _emit(data, as_json, render.ingest)
         return
     kb = _open(ctx, create=True)
-    mode = "none" if as_json else ("rich" if sys.stderr.isatty() else "plain")
-    with _Progress(mode) as progress:
+    with _Progress(_progress_mode(as_json)) as progress:
         summary = kb.ingest_paths(list(paths), glob=glob_, extractor=extractor, excludes=excludes, prune=prune,
-                                  on_progress=progress, as_jsonl=jsonl, follow_symlinks=follow_symlinks)
+                                  on_progress=progress, as_jsonl=jsonl, follow_symlinks=follow_symlinks,
+                                  on_stage=progress.stage)
     data = summary.to_dict()
     _emit(data, as_json, _render_summary)
     if summary.interrupted:
         sys.exit(130)
+    _exit_for_outcome(data, paths)
+
+
+def _exit_for_outcome(summary: dict[str, Any], paths: tuple[Path, ...]) -> None:
+    code, message = ingest_outcome(summary, paths)
+    if message:
+        click.echo(f"error: {message}", err=True)
+    if code:
+        sys.exit(code)
+
+
+ingest.help = f"{ingest.help}\n\n{EXIT_CODES_HELP}"
 
 
 @cli.command()
-@click.argument("text")
+@query_argument()
 @click.option("--evidence", is_flag=True, help="Include supporting documents, spans and the evidence chain.")
 @json_option
 @click.pass_context
@@ -261,8 +266,9 @@ def query(ctx: click.Context, text: str, evidence: bool, as_json: bool) -> None:
 
 
 @cli.command("search")
-@click.argument("text")
-@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Number of hits.")
+@query_argument()
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Number of hits in total (shared between the kinds asked for).")
 @click.option("--kind", "kinds", type=click.Choice(["chunk", "entity", "document", "page"]), multiple=True,
               help="What to return (repeatable; default chunk). 'document' ranks whole documents.")
 @click.option("--strategy", type=click.Choice(["ppr", "bfs", "none"]), default=None,
@@ -280,6 +286,7 @@ def search_cmd(ctx: click.Context, text: str, k: int, kinds: tuple[str, ...], st
     kb = _open(ctx)
     result = kb.search(text, kinds=list(kinds) or ["chunk"], k=k, strategy=strategy, preset=preset,
                        as_context=as_context, token_budget=budget)
+    result.hits = render.share_between_kinds(result.hits, k)
     if as_json:
         _emit(result.to_dict(), True, str)
     elif as_context:
@@ -295,8 +302,7 @@ def search_cmd(ctx: click.Context, text: str, k: int, kinds: tuple[str, ...], st
 def reindex(ctx: click.Context, as_json: bool) -> None:
     """Re-embed every chunk and entity with the configured embedding model."""
     kb = _open(ctx)
-    mode = "none" if as_json else ("rich" if sys.stderr.isatty() else "plain")
-    with _Progress(mode, label="reindex") as progress:
+    with _Progress(_progress_mode(as_json), label="reindex") as progress:
         out = kb.reindex(lambda done, total: progress(done, total, ""))
     _emit(out, as_json, lambda d: f"re-embedded {d['chunks']} chunks and {d['entities']} entities with "
                                   f"{d['model']} (dropped {d['dropped']} old vectors)")
@@ -340,7 +346,7 @@ def docs_show(ctx: click.Context, doc_id: str, version: int | None, show_chunks:
 
 
 @docs.command("search")
-@click.argument("text")
+@query_argument()
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True)
 @json_option
 @click.pass_context
@@ -472,6 +478,8 @@ from .config import config as _config_group  # noqa: E402 - the group uses the h
 cli.add_command(_config_group)
 
 from . import entity_retype  # noqa: E402,F401 - registers `entity retype`
+
+add_shared_options(cli)  # last: every command registered above gets --home / --read-only
 
 
 def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,

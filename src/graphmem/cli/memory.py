@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from . import _emit, _fail, _open, handle_errors, json_option
+from . import _Progress, _emit, _fail, _open, _progress_mode, handle_errors, json_option, query_argument
 
 __all__ = ["memory"]
 
@@ -84,7 +84,7 @@ def _search_text(d: dict[str, Any]) -> str:
 
 
 @memory.command("search")
-@click.argument("query")
+@query_argument("query")
 @scope_options
 @click.option("-k", "--limit", default=10, show_default=True, help="Results.")
 @click.option("--strategy", type=click.Choice(["bfs", "ppr"]), help="Expansion (default: config).")
@@ -192,8 +192,10 @@ def memory_backfill(ctx: click.Context, user_id: str | None, agent_id: str | Non
                     tenant_id: str | None, batch_size: int, as_json: bool) -> None:
     """Link memories stored before the context graph was on (idempotent)."""
     kb = _open(ctx)
-    data = kb.memory.backfill_context_graph(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id,
-                                            batch_size=batch_size)
+    with _Progress(_progress_mode(as_json), label="backfill") as progress:
+        data = kb.memory.backfill_context_graph(user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                                tenant_id=tenant_id, batch_size=batch_size,
+                                                on_progress=lambda done, total: progress(done, total, ""))
     _emit(data, as_json, lambda d: f"linked {d['nodes']} memory(ies) with {d['edges']} new edge(s)")
 
 

@@ -6,7 +6,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["search", "ingest", "subgraph", "evidence", "documents", "document", "entity", "stats", "chunk_hits", "events"]
+__all__ = ["search", "ingest", "subgraph", "evidence", "documents", "document", "entity", "stats", "chunk_hits", "events",
+           "relative_scores", "share_between_kinds"]
 
 
 def _clip(text: str, n: int = 100) -> str:
@@ -132,12 +133,37 @@ def stats(s: dict[str, Any]) -> str:
     ])
 
 
+def relative_scores(hits: Sequence[dict[str, Any]]) -> list[float]:
+    """Each hit's score as a share of the best one (1.00 = best hit).
+
+    Raw BM25 scores depend on the corpus (on a small one they print as 2.75e-06): a share of the best
+    hit is what a person can compare; the raw score stays in --json."""
+    best = max((abs(float(h["score"])) for h in hits), default=0.0)
+    return [abs(float(h["score"])) / best if best > 0 else 0.0 for h in hits]
+
+
+def share_between_kinds(hits: Sequence[Any], k: int) -> list[Any]:
+    """At most ``k`` hits in total, taken in turn from each kind's ranking (scores are per kind, so
+    one kind's hits cannot be compared with another's), kept in the order they came."""
+    by_kind: dict[str, list[int]] = {}
+    for i, h in enumerate(hits):
+        by_kind.setdefault(h.kind, []).append(i)
+    chosen: set[int] = set()
+    rank = 0
+    while len(chosen) < k and any(rank < len(ix) for ix in by_kind.values()):
+        for ix in by_kind.values():
+            if rank < len(ix) and len(chosen) < k:
+                chosen.add(ix[rank])
+        rank += 1
+    return [h for i, h in enumerate(hits) if i in chosen]
+
+
 def chunk_hits(hits: Sequence[dict[str, Any]]) -> str:
-    """Full-text search results."""
+    """Full-text search results, scores as a share of the best hit."""
     if not hits:
         return "no matches"
-    return "\n".join(f"{h['score']:7.3f}  {h['chunk_id']}  {h['title']}\n         {_clip(h['snippet'], 110)}"
-                     for h in hits)
+    return "\n".join(f"{rel:.2f}  {h['chunk_id']}  {h['title']}\n      {_clip(h['snippet'], 110)}"
+                      for h, rel in zip(hits, relative_scores(hits)))
 
 
 def events(evs: Sequence[dict[str, Any]]) -> str:

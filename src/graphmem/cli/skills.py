@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from . import _emit, _open, handle_errors, json_option
+from ..compat.skillgraph import BACKENDS, embeddings_config
+from . import _emit, _fail, _open, _Progress, _progress_mode, handle_errors, json_option, query_argument
 
 __all__ = ["skills"]
 
@@ -38,18 +39,29 @@ def _built(d: dict[str, Any]) -> str:
 
 
 @skills.command("build")
-@click.argument("dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--skills-dir", "skills_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="A folder of skills (SkillGraph's spelling of DIRS; repeatable).")
+@click.option("--backend", metavar="NAME",
+              help=f"SkillGraph's embedding backend: {', '.join(BACKENDS)} (ollama: the OpenAI-compatible "
+                   "embedder at Ollama's default URL), or an embedder SPEC; default: the configured model.")
 @click.option("--keep-missing", is_flag=True, help="Keep skills whose SKILL.md is gone.")
 @follow_option
 @json_option
 @click.pass_context
 @handle_errors
-def skills_build(ctx: click.Context, dirs: tuple[Path, ...], keep_missing: bool, follow_symlinks: bool,
-                 as_json: bool) -> None:
+def skills_build(ctx: click.Context, dirs: tuple[Path, ...], skills_dirs: tuple[Path, ...], backend: str | None,
+                 keep_missing: bool, follow_symlinks: bool, as_json: bool) -> None:
     """Index every SKILL.md under DIRS (incremental: unchanged files are skipped)."""
-    kb = _open(ctx, create=True)
-    _emit(kb.skills.build(list(dirs), prune=not keep_missing, follow_symlinks=follow_symlinks).to_dict(), as_json,
-          _built)
+    roots = [*dirs, *skills_dirs]
+    if not roots:
+        _fail("give the skills folder: graphmem skills build DIR (or --skills-dir DIR)")
+    overrides = embeddings_config(backend) if backend is not None else {}
+    kb = _open(ctx, create=True, config={"embeddings": overrides} if overrides else None)
+    with _Progress(_progress_mode(as_json), label="skills") as progress:
+        result = kb.skills.build(roots, prune=not keep_missing, follow_symlinks=follow_symlinks,
+                                 on_progress=lambda done, total: progress(done, total, ""), on_stage=progress.stage)
+    _emit(result.to_dict(), as_json, _built)
 
 
 @skills.command("rebuild")
@@ -61,7 +73,10 @@ def skills_build(ctx: click.Context, dirs: tuple[Path, ...], keep_missing: bool,
 def skills_rebuild(ctx: click.Context, dirs: tuple[Path, ...], follow_symlinks: bool, as_json: bool) -> None:
     """Drop the skills index and build it again (from DIRS, default the folders built before)."""
     kb = _open(ctx)
-    _emit(kb.skills.rebuild(list(dirs), follow_symlinks=follow_symlinks).to_dict(), as_json, _built)
+    with _Progress(_progress_mode(as_json), label="skills") as progress:
+        result = kb.skills.rebuild(list(dirs), follow_symlinks=follow_symlinks,
+                                   on_progress=lambda done, total: progress(done, total, ""), on_stage=progress.stage)
+    _emit(result.to_dict(), as_json, _built)
 
 
 def _hits(hits: list[dict[str, Any]]) -> str:
@@ -76,8 +91,8 @@ def _hits(hits: list[dict[str, Any]]) -> str:
 
 
 @skills.command("query")
-@click.argument("text")
-@click.option("-k", "top_k", type=click.IntRange(min=1), default=None, help="How many skills (default 8).")
+@query_argument()
+@click.option("-k", "--top-k", "top_k", type=click.IntRange(min=1), default=None, help="How many skills (default 8).")
 @click.option("--strategy", type=click.Choice(["bfs", "ppr", "none"]), default=None, help="Graph expansion.")
 @json_option
 @click.pass_context
@@ -89,8 +104,8 @@ def skills_query(ctx: click.Context, text: str, top_k: int | None, strategy: str
 
 
 @skills.command("prompt")
-@click.argument("text")
-@click.option("-k", "top_k", type=click.IntRange(min=1), default=None, help="How many skills (default 8).")
+@query_argument()
+@click.option("-k", "--top-k", "top_k", type=click.IntRange(min=1), default=None, help="How many skills (default 8).")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "hermes", "claude"]), default="markdown",
               help="markdown (by category), hermes (<available_skills>) or claude (a context file).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),

@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from . import _emit, _fail, _open, _read_text, handle_errors, json_option
+from . import _emit, _fail, _open, _read_text, handle_errors, json_option, query_argument
+from .render import relative_scores
 
 __all__ = ["wiki"]
 
@@ -102,7 +103,7 @@ def wiki_list(ctx: click.Context, category: str | None, limit: int | None, offse
 
 
 @wiki.command("search")
-@click.argument("query")
+@query_argument("query")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--category", help="Only this category.")
 @json_option
@@ -112,8 +113,9 @@ def wiki_search(ctx: click.Context, query: str, k: int, category: str | None, as
     """Full-text (BM25) search over pages, with snippets."""
     kb = _open(ctx)
     _emit(kb.wiki.search_wiki(query, k, category), as_json,
-          lambda hits: "\n".join(f"{h['score']:.3g}  {h['category']}/{h['slug']} — {h['title']}\n    "
-                                 + " ".join(h["snippet"].split()) for h in hits) or "no matching pages")
+          lambda hits: "\n".join(f"{rel:.2f}  {h['category']}/{h['slug']} — {h['title']}\n    "
+                                 + " ".join(h["snippet"].split())
+                                 for h, rel in zip(hits, relative_scores(hits))) or "no matching pages")
 
 
 @wiki.command("log")

@@ -10,7 +10,7 @@ its events.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -468,9 +468,11 @@ class Memory:
 
     def backfill_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
                                run_id: str | None = None, tenant_id: str | None = None,
-                               batch_size: int = 500) -> dict[str, int]:
+                               batch_size: int = 500, on_progress: Callable[[int, int], None] | None = None
+                               ) -> dict[str, int]:
         """Link memories stored while the context graph was off (or after a reset), in the order
-        they were said; idempotent. Each batch is one transaction. Returns ``{"nodes", "edges"}``."""
+        they were said; idempotent. Each batch is one transaction (``on_progress(done, total)`` after
+        each). Returns ``{"nodes", "edges"}``."""
         kb, store = self._kb, self._kb.store
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
         batch_size = _positive_int(batch_size, "batch_size")
@@ -500,6 +502,8 @@ class Memory:
                         if cur is None or said >= cur[1]:
                             store.set_memory_session(sess, mid, said)
                     store.append_event("memory.backfilled", "memory", now, {**filters, "nodes": nodes, "edges": edges})
+            if on_progress:
+                on_progress(nodes, len(rows))
         return {"nodes": nodes, "edges": edges}
 
     def reset_context_graph(self, user_id: str | None = None, agent_id: str | None = None,

@@ -38,15 +38,19 @@ class Skills:
     # -- indexing ---------------------------------------------------------------------------
 
     def build(self, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True, follow_symlinks: bool = False,
-              on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
+              on_progress: Callable[[int, int], None] | None = None,
+              on_stage: Callable[[str], None] | None = None) -> BuildResult:
         """Index every SKILL.md under ``dirs`` incrementally (unchanged files are skipped,
         changed ones updated, deleted ones removed unless ``prune=False``) and relink.
+        ``on_progress(read, files)`` and ``on_stage(what)`` report the work as it goes.
         Symlinked SKILL.md files and folders below ``dirs`` are skipped (``result.skipped`` says
         so) unless ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read."""
-        return build_skills(self._kb, dirs, prune=prune, follow_symlinks=follow_symlinks, on_progress=on_progress)
+        return build_skills(self._kb, dirs, prune=prune, follow_symlinks=follow_symlinks, on_progress=on_progress,
+                            on_stage=on_stage)
 
     def rebuild(self, dirs: Sequence[str | os.PathLike[str]] = (), *, follow_symlinks: bool = False,
-                on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
+                on_progress: Callable[[int, int], None] | None = None,
+                on_stage: Callable[[str], None] | None = None) -> BuildResult:
         """Drop every skill and index again from ``dirs`` (default: the folders built before)."""
         store = self._kb.store
         roots = list(dirs) or store.skill_root_list()
@@ -60,7 +64,8 @@ class Skills:
             store.clear_skills()
             bump_version(store)
         self.invalidate()
-        return build_skills(self._kb, roots, follow_symlinks=follow_symlinks, on_progress=on_progress)
+        return build_skills(self._kb, roots, follow_symlinks=follow_symlinks, on_progress=on_progress,
+                            on_stage=on_stage)
 
     def invalidate(self) -> None:
         """Forget the in-memory index (the next query reloads it)."""

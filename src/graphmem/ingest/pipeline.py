@@ -204,8 +204,10 @@ def ingest_documents(
     summary: IngestSummary | None = None,
     workers: int = 2,
     total: int | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> IngestSummary:
     """Ingest documents: skip unchanged ones, extract concurrently, write in batches.
+    ``on_stage(what)`` names a step without a count (the final wiki update).
 
     ``on_progress(done, total, last_doc_id)`` is called after each written batch and after each
     look-ahead window of unchanged documents; ``total`` is an estimate (at least the documents
@@ -306,6 +308,8 @@ def ingest_documents(
                 fill()
             report()
         if not summary.interrupted:
+            if on_stage:
+                on_stage("updating wiki pages")  # can take many seconds after the last document
             kb.wiki.flush(summary.warnings)  # the rest (an interrupted run leaves them marked for the next)
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -352,6 +356,7 @@ def ingest_paths(
     workers: int | None = None,
     as_jsonl: bool = False,
     follow_symlinks: bool = False,
+    on_stage: Callable[[str], None] | None = None,
 ) -> IngestSummary:
     """Ingest files and folders (recursive). See the module docstring for the flow. Symbolic
     links are listed in ``summary.skipped`` and not followed unless ``follow_symlinks``."""
@@ -371,7 +376,7 @@ def ingest_paths(
 
     docs = _read_files(kb, found, summary, as_jsonl, left)
     n_workers = workers if workers is not None else kb.config["ingest"]["workers"]
-    ingest_documents(kb, docs, ex, progress, summary, n_workers)
+    ingest_documents(kb, docs, ex, progress, summary, n_workers, on_stage=on_stage)
     if not summary.interrupted:
         ids.remember(p for p in paths if Path(p).is_dir())
     if prune and not summary.interrupted:

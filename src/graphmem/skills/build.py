@@ -90,10 +90,11 @@ def max_skill_bytes(cfg: dict[str, Any]) -> int:
 
 
 def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
-                 follow_symlinks: bool = False, on_progress: Callable[[int, int], None] | None = None
-                 ) -> BuildResult:
+                 follow_symlinks: bool = False, on_progress: Callable[[int, int], None] | None = None,
+                 on_stage: Callable[[str], None] | None = None) -> BuildResult:
     """Index the skills under ``dirs`` (see the module docstring). ``prune=False`` keeps skills
-    whose file is gone. Symlinks below ``dirs`` are skipped and listed in ``skipped`` unless
+    whose file is gone. ``on_progress(files read, files)`` while reading, then ``on_stage(what)``
+    before embedding and storing (most of the time of a big first build). Symlinks below ``dirs`` are skipped and listed in ``skipped`` unless
     ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read (a warning names
     it; a version indexed before is kept)."""
     import time
@@ -125,6 +126,8 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
     known = {str(r): store.skill_files(str(r)) for r in roots}
     for n, (root, sid, path) in enumerate(found_all, 1):
         res.scanned += 1
+        if on_progress:  # every file, unchanged ones too: a rebuild of 1,600 skills must not look stuck
+            on_progress(n, total)
         old = known[str(root)].get(sid)
         try:
             st = path.stat()
@@ -151,8 +154,6 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
             continue
         res.warnings.extend(doc.warnings)
         changed_docs.append((doc, str(root), str(path), st.st_size, st.st_mtime_ns))
-        if on_progress:
-            on_progress(n, total)
     if prune:
         for root in roots:
             for sid, row in known[str(root)].items():
@@ -160,6 +161,8 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
                     gone.append((sid, row["node_id"]))
     # Embed outside the transaction (one batched model call), store inside it.
     texts = [embed_text(d.name, d.description, d.tags, d.triggers) for d, *_ in changed_docs]
+    if on_stage and (texts or gone):
+        on_stage(f"embedding {len(texts)} skills and linking them" if texts else "removing skills and relinking")
     kb.embeddings.prefetch(texts)
     now = kb.now()
     try:
