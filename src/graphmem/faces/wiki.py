@@ -44,6 +44,7 @@ class Wiki:
     def __init__(self, kb: KnowledgeBase) -> None:
         self._kb = kb
         self._core = WikiCore(kb)
+        self._read_sync_warned: set[str] = set()
         self._defer = 0
         self._since_flush = 0  # documents ingested under deferred() since the last flush
         self._failed: set[str] = set()  # marks whose pages failed: automatic flushes skip them
@@ -220,6 +221,17 @@ class Wiki:
                 self._core.autosync(paths, periodic)
         except StoreBusy:
             self._core._dirs_seen = None  # the scan was not applied: the next read scans again
+        except GraphmemError as exc:
+            # A sync that cannot be applied (a symbolic link planted in wiki/, a full disk) must
+            # not fail the read: serve the current index and say why, once per cause. A wiki/
+            # that is itself a link is refused outright (every read would go through it).
+            if self.dir.is_symlink():
+                raise
+            self._core._dirs_seen = None
+            reason = str(exc)
+            if reason not in self._read_sync_warned:
+                self._read_sync_warned.add(reason)
+                self._kb.warn(f"wiki index not refreshed before this read: {reason}")
 
     def _find(self, category: str | None, title: str | None, slug: str | None) -> Page:
         store = self._kb.store

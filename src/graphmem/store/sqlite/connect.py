@@ -32,10 +32,17 @@ class ConnectionMixin:
             conn = self._connect_uri(f"{uri}?mode=ro")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
-        except sqlite3.OperationalError:
+        except sqlite3.OperationalError as exc:
             # WAL needs graph.db-shm (and -wal): in a folder nobody may write they cannot be
-            # created, so read the file as it is. It is immutable to every process without
-            # write access, and a cleanly closed knowledge base has everything in graph.db.
+            # created, so read graph.db as it is (immutable=1). That is only right when the
+            # file holds everything: a non-empty -wal file holds commits not yet copied into
+            # graph.db, which immutable=1 would silently leave out (or worse, read half of).
+            wal = Path(str(self.path) + "-wal")
+            if wal.exists() and wal.stat().st_size > 0:
+                raise sqlite3.OperationalError(
+                    f"{exc}; {wal.name} holds changes not yet in {self.path.name}, and this folder is not "
+                    "writable, so they cannot be read: open it once with write access (or ask its owner to "
+                    "close graphmem) so that they are checkpointed") from None
             conn = self._connect_uri(f"{uri}?mode=ro&immutable=1")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -170,12 +171,17 @@ class TransactionMixin:
 
         For bookkeeping that a read does on the side (use counts, decay): it never waits for
         another process's writer and never fails the read. False when skipped: read-only
-        store, lock held elsewhere, or a storage failure (``fn``'s writes are rolled back)."""
+        store or lock held elsewhere (silently: that is the normal case under load), or a
+        storage failure such as a full disk (``fn``'s writes are rolled back, and a warning
+        says what failed, since hiding a damaged store would be worse than a noisy read)."""
         if self.read_only:
             return False
         try:
             with self.no_wait(), self.transaction():
                 fn()
-        except BackendError:
+        except StoreBusy:
+            return False
+        except BackendError as exc:
+            warnings.warn(f"a read's bookkeeping (use counts, decay) was not saved: {exc}", stacklevel=3)
             return False
         return True
