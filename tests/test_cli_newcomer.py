@@ -57,6 +57,22 @@ def test_ingest_with_one_missing_path_among_good_ones_is_a_partial_failure(tmp_p
     assert "gone.md" in p.stderr
 
 
+@pytest.mark.parametrize("where", ["parent", "inside"])
+def test_a_named_unsupported_file_is_a_partial_failure_from_any_folder(tmp_path, where):
+    # The skipped entry names a document id; matching it against the working directory made the
+    # exit status depend on where the command ran (0 from the parent folder, 3 from inside).
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nThe dispatch API calls the ledger.\n", encoding="utf-8")
+    (folder / "bad.xyz").write_text("not a supported type\n", encoding="utf-8")
+    if where == "parent":
+        p = run("--home", "kb", "ingest", "a/good.md", "a/bad.xyz", cwd=tmp_path)
+    else:
+        p = run("--home", "../kb", "ingest", "good.md", "bad.xyz", cwd=folder)
+    _no_traceback(p)
+    assert p.returncode == 3 and "bad.xyz" in p.stderr
+
+
 def test_ingest_all_documents_failing_exits_1(tmp_path):
     # the LLM extractor at an address where nothing listens: every document fails
     (tmp_path / "a.md").write_text("# Alpha\n\nThe dispatch API calls the ledger database.\n", encoding="utf-8")

@@ -37,7 +37,12 @@ def ingest_outcome(summary: dict[str, Any], paths: Sequence[Path]) -> tuple[int,
     """``(exit status, one line for stderr or None)`` for an ingest summary over ``paths``."""
     missing = [str(p) for p in paths if not p.exists()]
     named_files = {_resolved(p) for p in paths if p.is_file()}
-    skipped_named = [sk["path"] for sk in summary["skipped"] if _resolved(sk["path"]) in named_files]
+    # A skipped entry names a document id: for a file given alone that is its own name (ids of
+    # files found in folders always start with the folder), so match on the name too, never on
+    # the id resolved against the working directory (that made the code depend on where it ran).
+    named_ids = {p.name for p in paths if p.is_file()}
+    skipped_named = [sk["path"] for sk in summary["skipped"]
+                     if sk["path"] in named_ids or _resolved(sk["path"]) in named_files]
     failed = len(summary["failed"])
     read = summary["added"] + summary["new_versions"] + summary["unchanged"]
     problems = []
