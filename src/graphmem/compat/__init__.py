@@ -7,7 +7,8 @@
 - :mod:`graphmem.compat.contextkit` — ContextKit's ``Memory`` with its ``context_graph`` block.
 
 These are interfaces: they shape arguments and results and call the public graphmem API
-(``graphmem.open`` and the ``kb.*`` faces); nothing in graphmem imports them. Each submodule is
+(``graphmem.open`` and the ``kb.*`` faces); nothing below the interfaces imports them (the CLI
+reuses SkillGraph's backend names). Each submodule is
 imported on its own, so that using one seed's names costs nothing for the others.
 """
 

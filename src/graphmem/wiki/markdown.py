@@ -17,7 +17,6 @@ Pure functions over text; no I/O. A page file is::
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import json
 import re
@@ -36,7 +35,6 @@ __all__ = [
     "Claim",
     "parse_page",
     "split_front_matter",
-    "plain_yaml",
     "dump_front_matter",
     "generated_block",
     "replace_generated",
@@ -90,19 +88,6 @@ class ParsedPage:
     stated_type: str | None
     has_generated: bool
     front_matter_error: str | None = None
-
-
-def plain_yaml(value: Any) -> Any:
-    """YAML values as JSON-ready data (dates become ISO strings)."""
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): plain_yaml(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_yaml(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 def split_front_matter(text: str, known: dict[str, Any] | None = None
