@@ -178,7 +178,7 @@ def section_resources(quick: bool) -> dict[str, Any]:
     if not script.exists():
         return {"skipped": "bench/reliability_resources.py is missing"}
     out = Path(tempfile.mkdtemp()) / "resources.json"
-    cmd = [sys.executable, str(script), "--out", str(out)] + (["--quick"] if quick else [])
+    cmd = [sys.executable, str(script), "--out", str(out), "--timeout", "3600"] + (["--quick"] if quick else [])
     proc = subprocess.run(cmd, capture_output=True, text=True)
     print(proc.stdout)
     if proc.returncode != 0:
