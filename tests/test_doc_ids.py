@@ -135,3 +135,56 @@ def test_rst_csv_py_are_read_as_text_and_skipped_files_say_how_to_read_them(tmp_
         [skipped] = s.skipped
         assert skipped.path == "docs/image.xyz"
         assert "unsupported file type '.xyz'" in skipped.reason and "ingest.readers" in skipped.reason
+
+
+# -- ids shared by files of different folders across separate commands --------------------------
+
+
+def _two_projects(tree: Path) -> tuple[Path, Path]:
+    p1, p2 = tree / "p1" / "docs", tree / "p2" / "docs"
+    p1.mkdir(parents=True)
+    p2.mkdir(parents=True)
+    (p1 / "x.md").write_text("# X\nThe Alpha Service uses Redis.\n")
+    (p1 / "only1.md").write_text("# Only\nThe Beta Service uses Kafka.\n")
+    (p2 / "x.md").write_text("# X\nThe Gamma Service uses Postgres.\n")
+    return p1, p2
+
+
+def test_a_same_named_folder_ingested_later_is_refused_and_writes_nothing(tree):
+    p1, p2 = _two_projects(tree)
+    with graphmem.open(tree / "kb") as kb:
+        assert kb.ingest_paths([p1]).added == 2
+        with pytest.raises(graphmem.InvalidInput) as err:
+            kb.ingest_paths([p2])
+        msg = str(err.value)
+        assert str(p1 / "x.md") in msg and str(p2 / "x.md") in msg and "docs/x.md" in msg
+        doc = kb.documents.get("docs/x.md")
+        assert doc.version == 1 and "Alpha Service" in doc.content
+        assert [d.version for d in kb.documents.versions("docs/x.md")] == [1] and _count(kb) == 2
+
+
+def test_a_same_named_file_ingested_later_is_refused(tree):
+    for side in ("a", "b"):
+        (tree / side).mkdir()
+        (tree / side / "todo.md").write_text(f"# Todo\nThe {side.upper()} Service uses Redis.\n")
+    with graphmem.open(tree / "kb") as kb:
+        kb.ingest_paths([tree / "a" / "todo.md"])
+        with pytest.raises(graphmem.InvalidInput, match="todo.md"):
+            kb.ingest_paths([tree / "b" / "todo.md"])
+        doc = kb.documents.get("todo.md")
+        assert doc.version == 1 and "A Service" in doc.content
+        again = kb.ingest_paths([tree / "a" / "todo.md"])  # the file it came from is still welcome
+        assert again.unchanged == 1
+
+
+def test_prune_of_a_same_named_folder_keeps_the_first_folders_documents(tree):
+    p1, p2 = _two_projects(tree)
+    (p2 / "x.md").unlink()
+    (p2 / "y.md").write_text("# Y\nThe Delta Service uses Redis.\n")
+    with graphmem.open(tree / "kb") as kb:
+        assert kb.ingest_paths([p1]).added == 2
+        r = kb.ingest_paths([p2], prune=True)
+        assert r.pruned == [] and r.added == 1
+        assert kb.documents.get("docs/only1.md") is not None and kb.documents.get("docs/x.md") is not None
+        (p1 / "only1.md").unlink()
+        assert kb.ingest_paths([p1], prune=True).pruned == ["docs/only1.md"]

@@ -13,6 +13,15 @@ Older knowledge bases named files by their path relative to the working director
 whose new id is not stored but whose old id is keeps the old id (re-ingest from the same folder
 as before adds nothing). Two different files that would get one id in the same command (two
 folders both named ``docs`` given together) are refused before anything is written.
+
+Across commands, each stored document records the absolute path of the file it came from
+(metadata ``source_file``). A file whose id belongs to a document recorded from a *different*
+file (``p2/docs/x.md`` after ``p1/docs/x.md``) refuses the whole command before anything is
+written: replacing the document would turn one file's text into another's version 2, and
+``--prune`` of either folder would then delete the other's documents. Refusing is the simplest
+rule that cannot lose data (a distinct automatic id would differ depending on which folder came
+first); a moved file is refused too -- the message says how to go on. Documents stored before
+the path was recorded have none: for them the id alone decides, as before.
 """
 
 from __future__ import annotations
@@ -29,15 +38,27 @@ from .discover import doc_id_for as cwd_relative_id
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
-__all__ = ["DocIds", "ROOTS_KEY", "absolute"]
+__all__ = ["DocIds", "ROOTS_KEY", "SOURCE_FILE_KEY", "absolute", "same_file"]
 
 ROOTS_KEY = "ingest.roots"
+SOURCE_FILE_KEY = "source_file"  # document metadata: absolute path of the file it was read from
 _MAX_ROOTS = 1000  # remembered folders (an ingest of one folder inside another adds none)
 
 
 def absolute(path: str | os.PathLike[str]) -> Path:
     """Absolute without resolving symbolic links (a followed link keeps its own name)."""
     return Path(os.path.abspath(path))
+
+
+def same_file(recorded: str, path: Path) -> bool:
+    """Whether ``recorded`` (a stored absolute path) names the file ``path``: equal paths, or two
+    spellings of one existing file (a symbolic link in the folder part, a case-insensitive disk)."""
+    if recorded == str(path):
+        return True
+    try:
+        return os.path.samefile(recorded, path)
+    except OSError:  # one of them is gone: different files
+        return False
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -102,6 +123,29 @@ class DocIds:
             f"'{other}' and '{p}' would both be document '{doc_id}' (ids are paths relative to the folder "
             f"that holds each folder you give); give folders whose names differ -- e.g. their parent "
             f"folders -- so that their ids differ (ingested separately, one would replace the other)")
+
+    def refuse_other_files(self, files: Sequence[tuple[Path, str]]) -> None:
+        """InvalidInput when a file's id belongs to a stored document recorded from another file
+        (see the module docstring); documents without a recorded file are not checked."""
+        clashes: list[tuple[str, str, Path]] = []
+        for start in range(0, len(files), 500):
+            part = files[start:start + 500]
+            recorded = self.kb.store.document_source_files(doc_id for _, doc_id in part)
+            if not recorded:
+                continue
+            for path, doc_id in part:
+                old = recorded.get(doc_id)
+                if old is not None and not same_file(old, absolute(path)):
+                    clashes.append((doc_id, old, absolute(path)))
+        if not clashes:
+            return
+        doc_id, old, new = clashes[0]
+        more = f" (and {len(clashes) - 1} more file(s) like it)" if len(clashes) > 1 else ""
+        raise InvalidInput(
+            f"'{new}' would be document '{doc_id}', which was ingested from '{old}'{more}; nothing was "
+            f"ingested (ids are paths relative to the folder that holds each PATH). To keep both, ingest "
+            f"from a folder whose name differs -- e.g. the parent folder, so the ids begin with its name; "
+            f"to replace the old document, delete it first (graphmem docs rm '{doc_id}')")
 
     def keep_older_ids(self, files: Sequence[tuple[Path, str]]) -> dict[str, str]:
         """``new id -> old id`` for files stored by an older graphmem under their path relative

@@ -9,6 +9,7 @@ one absent; the next run resumes because finished documents are then "unchanged"
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections import deque
@@ -26,7 +27,7 @@ from .chunking import chunk_spans
 from .core import fact_text, ingest_document
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
 from .discover import discover
-from .doc_ids import DocIds
+from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
 from .readers import NotText, Skipped, reader_for
 from .readers import bulk as bulk_reader
 
@@ -124,7 +125,11 @@ def _read_files(kb: KnowledgeBase, found: Iterable[tuple[Path | Skipped, str]], 
                 raw = item.read_bytes()
                 # The reader's documents are small in number (one, for every format but bulk):
                 # take them and drop the bytes now, so a big file is not held twice downstream.
-                outputs = list(reader(item, doc_id, raw))
+                # The document records its file, so a same-named file of another folder is told
+                # apart from it later (ingest/doc_ids.py).
+                source_file = str(absolute(item))
+                outputs = [dataclasses.replace(o, metadata={**o.metadata, SOURCE_FILE_KEY: source_file})
+                           if isinstance(o, SourceDocument) else o for o in reader(item, doc_id, raw)]
                 del raw
         except OSError as exc:
             summary.skipped.append(Skipped(doc_id, f"cannot read ({exc.strerror})"))
@@ -406,22 +411,30 @@ def _discover_with_ids(ids: DocIds, paths: Sequence[str | os.PathLike[str]], glo
     older = ids.keep_older_ids([(item, doc_id) for item, doc_id in found if not isinstance(item, Skipped)])
     if older:
         found = [(item, older.get(doc_id, doc_id)) for item, doc_id in found]
+    ids.refuse_other_files([(item, doc_id) for item, doc_id in found if not isinstance(item, Skipped)])
     return found
 
 
 def _prune(kb: KnowledgeBase, paths: Sequence[str | os.PathLike[str]], ids: DocIds) -> list[str]:
-    """Delete documents that came from files under ``paths`` whose files are gone (under every
-    rule that could have named them: see DocIds.prune_bases)."""
+    """Delete documents that came from files under ``paths`` whose files are gone. A document
+    that recorded its file is deleted only when that file is under the folder and gone (never a
+    same-named folder's document); one stored before files were recorded is matched under every
+    rule that could have named it (see DocIds.prune_bases), as before."""
     removed: list[str] = []
     for raw in paths:
         if not Path(raw).is_dir():
             continue
+        folder = absolute(raw)
         targets: dict[str, list[Path]] = {}
         for prefix, base in ids.prune_bases(raw):
             for doc_id, source in kb.store.documents_by_source_prefix(prefix):
                 targets.setdefault(doc_id, []).append(base / source.split("#", 1)[0])
+        recorded = kb.store.document_source_files(targets)
+        for doc_id, rec in recorded.items():
+            file = Path(rec)
+            targets[doc_id] = [file] if folder in file.parents else []
         for doc_id, files in targets.items():
-            if doc_id not in removed and not any(f.exists() for f in files):
+            if doc_id not in removed and files and not any(f.exists() for f in files):
                 kb.documents.delete(doc_id)
                 removed.append(doc_id)
     return removed

@@ -124,6 +124,8 @@ class Store(Protocol):
         """Occurrences per chunk."""
     def document_hashes(self, doc_ids: Iterable[str]) -> dict[str, str]:
         """Latest content hash per known document id."""
+    def document_source_files(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Recorded absolute source file per latest document (metadata ``source_file``), where any."""
     def documents_by_source_prefix(self, prefix: str) -> list[tuple[str, str]]:
         """(doc_id, source) of latest documents whose source starts with prefix."""
 

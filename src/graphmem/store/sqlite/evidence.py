@@ -216,6 +216,13 @@ class EvidenceSqlMixin(SqlHelpers):
         return self._map_in("SELECT doc_id, content_hash FROM documents WHERE is_latest = 1 AND doc_id IN ({ids})",
                             doc_ids)
 
+    def document_source_files(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Absolute path of the file each latest document was ingested from, where recorded
+        (metadata ``source_file``; documents stored before it was recorded have none)."""
+        return {k: v for k, v in self._map_in(
+            "SELECT doc_id, json_extract(metadata, '$.source_file') FROM documents"
+            " WHERE is_latest = 1 AND doc_id IN ({ids})", doc_ids).items() if isinstance(v, str) and v}
+
     def documents_by_source_prefix(self, prefix: str) -> list[tuple[str, str]]:
         """``(doc_id, source)`` of latest documents whose source starts with ``prefix``."""
         esc = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
