@@ -72,3 +72,21 @@ def test_failed_commit_of_an_ingest_leaves_no_wiki_file_or_log_line(tmp_path: Pa
         assert any("second" in name for name in final if name.startswith("summary/"))
         assert b"doc_second" in final["log.md"]
         assert len(kb.wiki.list_pages()) == len(pages_before) + 1
+
+
+def test_failed_commit_of_a_page_write_restores_the_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guard for the stand-alone path (apply owns the transaction): its undo now runs through
+    the same commit hooks, before the ROLLBACK."""
+    monkeypatch.setenv("GRAPHMEM_EMBED_MODEL", "none")
+    with graphmem.open(str(tmp_path / "kb")) as kb:
+        kb.wiki.write_page("notes", "Kept", "A page that stays.\n")
+        wiki = kb.wiki.dir
+        before = _wiki_files(wiki)
+        failing = _CommitFailsOnce(kb.store.conn)
+        monkeypatch.setattr(kb.store, "conn", failing)
+        with pytest.raises(BackendError, match="disk full"):
+            kb.wiki.write_page("notes", "Lost", "A page whose commit fails.\n")
+        monkeypatch.setattr(kb.store, "conn", failing._conn)
+        assert failing.failed
+        assert _wiki_files(wiki) == before
+        assert [p["title"] for p in kb.wiki.list_pages()] == ["Kept"]
