@@ -170,10 +170,12 @@ def test_regenerating_unchanged_pages_writes_nothing(kb, quickstart):
 
 
 def test_a_page_write_failure_does_not_fail_the_ingest(kb, monkeypatch):
-    def broken(self):
-        raise BackendError("cannot update wiki/summary/x.md: Read-only file system (injected)")
+    # Writing the page's temp file fails (a rename failing at the ingest's COMMIT fails the
+    # whole ingest instead: the renames belong to its transaction, see test_rel_wiki_atomic.py).
+    def broken(self, *args, **kwargs):
+        raise BackendError("cannot write wiki/summary/x.md: Read-only file system (injected)")
 
-    monkeypatch.setattr(wiki_files.FileTxn, "commit", broken)
+    monkeypatch.setattr(wiki_files.FileTxn, "write", broken)
     r = kb.ingest_with_content("doc_1", "System Crash Analysis", "notes/crash.txt", QUICKSTART_TEXT,
                                QUICKSTART_ENTITIES, QUICKSTART_RELATIONS)
     monkeypatch.undo()

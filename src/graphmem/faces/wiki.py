@@ -420,7 +420,8 @@ class Wiki:
         ``wiki.bulk_flush_docs`` documents, before the next wiki read, search, write or lint,
         and when the knowledge base is closed). A page that cannot be written does not fail
         the ingest: it stays marked (the next flush or ``wiki sync`` retries) and a warning
-        says so."""
+        says so. Its files are renamed into place at the ingest's COMMIT, so a failure there
+        (of a rename or of the COMMIT) fails the ingest and leaves no wiki file or log line."""
         cfg = self._kb.config["wiki"]
         if not cfg["auto_pages"]:
             return

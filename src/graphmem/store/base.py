@@ -28,6 +28,10 @@ class Store(Protocol):
     # transactions and lifecycle
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction; nested calls join the outermost one."""
+    def on_commit(self, before: Callable[[], None] | None = None, undo: Callable[[], None] | None = None,
+                  after: Callable[[], None] | None = None) -> None:
+        """Inside transaction(): run ``before`` just before the outermost COMMIT, ``undo`` on its
+        (or the enclosing savepoint's) rollback with the write lock held, ``after`` once committed."""
     def no_wait(self) -> AbstractContextManager[None]:
         """Inside, transactions raise StoreBusy at once instead of waiting for the write lock."""
     def try_write(self, fn: Callable[[], Any]) -> bool:

@@ -9,6 +9,10 @@ Atomicity of one operation (a page write, a delete, a sync, a batch of generated
    then, as the last step before commit, the temp files are renamed into place;
 3. log.md gets one line per operation after the transaction.
 
+Inside a caller's transaction (an ingest regenerating its pages) step 2's renames and step 3
+wait for the OUTERMOST commit (``store.on_commit``): renamed as its last step before COMMIT,
+logged after it, and put back (with the write lock still held) when it fails.
+
 A failure before the renames leaves the old files and rolls the store back; a failing rename
 puts the already-renamed files back from their previous bytes and rolls back; a failing
 commit is undone the same way. Only a process killed between the renames and the commit can
@@ -113,6 +117,7 @@ class WikiCore:
         self._last_full = -1e18
         self._links_warned: set[str] = set()  # symbolic links autosync has warned about
         self._swept = False  # temp files of dead processes removed in this session
+        self._pending: list[FileTxn] = []  # staged by applies whose outer transaction is still open
         # slug -> entity id known to the operation being applied (filled by generated-page
         # plans, which know them), so that claims resolve without a query per page.
         self.slug_hint: dict[str, str] = {}
@@ -201,10 +206,13 @@ class WikiCore:
         kb, store = self.kb, self.kb.store
         if not self._swept:
             self.sweep_temp_files()
-        ftx = FileTxn(self.dir)
+        pending = list(self._pending)
+        ftx = FileTxn(self.dir, lambda path: any(f.touches(path) for f in pending))
         try:
             # The savepoint undoes a failed operation alone inside a caller's transaction (an
-            # ingest regenerating its pages), so that a caller can go on after it.
+            # ingest regenerating its pages), so that a caller can go on after it. The renames
+            # and the log line wait for the OUTERMOST commit (an ingest's): its failure undoes
+            # them too, with the write lock still held.
             with store.transaction(), store.savepoint():
                 plan = make_plan()
                 if plan.log:  # refused before anything is written, not after the commit
@@ -256,19 +264,30 @@ class WikiCore:
                 if shards:
                     stage_index(ftx, store, self.dir, shards,  # type: ignore[arg-type]
                                 int(kb.config["wiki"]["index_inline_max"]))
-                ftx.commit()
+                self._pending.append(ftx)
+                store.on_commit(before=ftx.commit, undo=lambda: self._drop(ftx, undo=True),
+                                after=lambda: self._committed(ftx, plan.log, now))
         except BaseException:
-            ftx.undo()
+            self._drop(ftx, undo=True)
             raise
         finally:
             self.slug_hint = {}
-        if plan.log:
-            try:
-                self.append_log(plan.log, now)
-            except BackendError as exc:  # committed already: raising would claim it failed
-                kb.warn(f"the change is saved, but its log.md line is not: {exc}")
-        self.note_own_writes()
         return plan
+
+    def _drop(self, ftx: FileTxn, undo: bool) -> None:
+        if ftx in self._pending:
+            self._pending.remove(ftx)
+        if undo:
+            ftx.undo()
+
+    def _committed(self, ftx: FileTxn, log: Sequence[str], now: str) -> None:
+        self._drop(ftx, undo=False)
+        if log:
+            try:
+                self.append_log(log, now)
+            except BackendError as exc:  # committed already: raising would claim it failed
+                self.kb.warn(f"the change is saved, but its log.md line is not: {exc}")
+        self.note_own_writes()
 
     # -- log.md ------------------------------------------------------------------------------------
 

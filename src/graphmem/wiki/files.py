@@ -190,14 +190,18 @@ class _Change:
     temp: Path | None  # None: delete
     old: bytes | None  # previous bytes (None: the file did not exist)
     done: bool = False
+    pending: bool = False  # another FileTxn of the same store transaction changes it first
 
 
 class FileTxn:
     """A set of file writes and deletes under the wiki folder ``root``, applied together (see
     the module docstring)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, pending: Callable[[Path], bool] | None = None) -> None:
         self.root = root
+        # Paths that an earlier FileTxn of the same outer transaction renames first: what is on
+        # disk now is not what this one replaces, so neither "unchanged" nor "absent" holds.
+        self._pending = pending or (lambda path: False)
         self._changes: dict[Path, _Change] = {}
         self._seq = 0
         self.committed = False
@@ -212,7 +216,7 @@ class FileTxn:
         exactly ``data`` is left alone (returns None)."""
         if old is False:
             old = read_bytes(self.root, path)
-        if old == data and path not in self._changes:
+        if old == data and path not in self._changes and not self._pending(path):
             return None
         self._seq += 1
         temp, st = _write_temp(self.root, path, data, str(self._seq))
@@ -233,7 +237,7 @@ class FileTxn:
                 _unlink(prev.temp)
             prev.temp = temp
         else:
-            self._changes[path] = _Change(path, temp, original())
+            self._changes[path] = _Change(path, temp, original(), pending=self._pending(path))
 
     def commit(self) -> None:
         """Rename every staged file into place (deletions last); on a failure put back what
@@ -245,8 +249,11 @@ class FileTxn:
                 checked(self.root, ch.path)
                 if ch.temp is not None:
                     os.replace(ch.temp, ch.path)
-                elif ch.old is not None:
-                    os.unlink(ch.path)
+                elif ch.old is not None or ch.pending:
+                    try:
+                        os.unlink(ch.path)
+                    except FileNotFoundError:
+                        pass
                 ch.done = True
         except UnsafePath:
             self.undo()
@@ -256,6 +263,10 @@ class FileTxn:
             raise BackendError(f"cannot update {exc.filename or 'a wiki file'}: {exc.strerror}; nothing was "
                                "changed") from None
         self.committed = True
+
+    def touches(self, path: Path) -> bool:
+        """Whether ``path`` is staged here."""
+        return path in self._changes
 
     def undo(self) -> None:
         """Put every changed file back as it was and remove the temp files (best effort:

@@ -50,6 +50,7 @@ class SqliteStore(ConnectionMixin, TransactionMixin, EvidenceSqlMixin, VectorSql
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._depth = 0
+        self._hooks = []
         self._tls = threading.local()
         self.read_only = read_only is not None
         self.read_only_reason = read_only or ""

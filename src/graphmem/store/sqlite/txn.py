@@ -75,6 +75,26 @@ class TransactionMixin:
     _lock: threading.RLock
     _tls: threading.local
     _depth: int
+    _hooks: list[tuple[Callable[[], None] | None, Callable[[], None] | None, Callable[[], None] | None]]
+
+    def on_commit(self, before: Callable[[], None] | None = None, undo: Callable[[], None] | None = None,
+                  after: Callable[[], None] | None = None) -> None:
+        """Tie side effects outside the database (the wiki's file renames, its log line) to the
+        OUTERMOST transaction: ``before`` runs as its last step before COMMIT (a failure there
+        rolls everything back), ``undo`` when it or the enclosing savepoint rolls back (before
+        the ROLLBACK, so the write lock is still held), ``after`` once COMMIT succeeded."""
+        if not self._depth:
+            raise BackendError("on_commit() must be used inside transaction()")
+        self._hooks.append((before, undo, after))
+
+    def _undo_hooks(self, mark: int = 0) -> None:
+        hooks, self._hooks[mark:] = self._hooks[mark:], []
+        for _, undo, _ in reversed(hooks):
+            if undo is not None:
+                try:
+                    undo()
+                except Exception:  # best effort; the next wiki sync reconciles what is left
+                    pass
 
     def _rollback(self) -> None:
         # After SQLITE_FULL / SQLITE_IOERR SQLite may already have rolled back on its own.
@@ -135,17 +155,27 @@ class TransactionMixin:
                 return
             self._begin()
             self._depth = 1
+            self._hooks = []
             try:
                 yield
+                for before, _, _ in list(self._hooks):
+                    if before is not None:
+                        before()
                 self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
+                self._undo_hooks()
                 self._rollback()
                 raise backend_error(exc, self.path, self.busy_timeout) from None
             except BaseException:
+                self._undo_hooks()
                 self._rollback()
                 raise
             finally:
                 self._depth = 0
+                hooks, self._hooks = self._hooks, []
+            for _, _, after in hooks:
+                if after is not None:
+                    after()
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -154,9 +184,11 @@ class TransactionMixin:
             if not self._depth:
                 raise BackendError("savepoint() must be used inside transaction()")
             self.conn.execute("SAVEPOINT gm_unit")
+            mark = len(self._hooks)
             try:
                 yield
             except BaseException:
+                self._undo_hooks(mark)  # what this unit tied to the commit goes with it
                 # A failure SQLite answered by rolling back the whole transaction has taken the
                 # savepoint with it; transaction() reports it.
                 if self.conn.in_transaction:
