@@ -8,13 +8,16 @@ SPEC is ``model2vec:<hub id or folder>``, ``sentence-transformers:<hub id or fol
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from ..errors import InvalidInput
 
-__all__ = ["Embedder", "EmbedderUnavailable", "load_errors", "is_untyped_loader_error", "short_reason", "parse_spec", "load_embedder", "model_id_for", "BACKENDS"]
+T = TypeVar("T")
+
+__all__ = ["Embedder", "EmbedderUnavailable", "load_errors", "load_model", "is_untyped_loader_error", "short_reason", "parse_spec", "load_embedder", "model_id_for", "BACKENDS"]
 
 BACKENDS = ("model2vec", "sentence-transformers", "openai")
 
@@ -70,6 +73,19 @@ def short_reason(exc: BaseException, name: str) -> str:
         return "not downloaded, no network"
     first = text.splitlines()[0] if text else kind
     return f"{kind}: {first[:70]}"
+
+
+def load_model(load: Callable[[], T], name: str) -> T:
+    """``load()``, with every way a model can fail to load (no network, a dead proxy, a missing or
+    broken folder) turned into :class:`EmbedderUnavailable` naming ``name`` and the reason."""
+    try:
+        return load()
+    except load_errors() as exc:
+        raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
+    except Exception as exc:  # noqa: BLE001 - only tokenizers' untyped error, see is_untyped_loader_error
+        if not is_untyped_loader_error(exc):
+            raise
+        raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
 
 
 def parse_spec(spec: str) -> tuple[str, str] | None:

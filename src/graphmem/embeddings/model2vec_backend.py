@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-from .base import EmbedderUnavailable, is_untyped_loader_error, load_errors, normalise_rows, short_reason
+from .base import EmbedderUnavailable, load_model, normalise_rows
 
 __all__ = ["Model2VecEmbedder"]
 
@@ -21,14 +21,7 @@ class Model2VecEmbedder:
             raise EmbedderUnavailable("model2vec is not installed; pip install model2vec") from None
         # The hub client logs a harmless "Repo card metadata" warning for local folders.
         logging.getLogger("huggingface_hub.repocard").setLevel(logging.ERROR)
-        try:
-            self._model = StaticModel.from_pretrained(name)
-        except load_errors() as exc:
-            raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
-        except Exception as exc:  # noqa: BLE001 - only tokenizers' untyped error, see is_untyped_loader_error
-            if not is_untyped_loader_error(exc):
-                raise
-            raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
+        self._model = load_model(lambda: StaticModel.from_pretrained(name), name)
         self.model_id = model_id
         self.dim = int(self._model.dim)
 

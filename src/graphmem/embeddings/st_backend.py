@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import EmbedderUnavailable, is_untyped_loader_error, load_errors, normalise_rows, short_reason
+from .base import EmbedderUnavailable, load_model, normalise_rows
 
 __all__ = ["SentenceTransformerEmbedder"]
 
@@ -20,14 +20,7 @@ class SentenceTransformerEmbedder:
                 "sentence-transformers is not installed; pip install 'graphmem[st]' (CPU torch: "
                 "pip install torch --index-url https://download.pytorch.org/whl/cpu)"
             ) from None
-        try:
-            self._model = SentenceTransformer(name, device=device or "cpu")
-        except load_errors() as exc:
-            raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
-        except Exception as exc:  # noqa: BLE001 - only tokenizers' untyped error, see is_untyped_loader_error
-            if not is_untyped_loader_error(exc):
-                raise
-            raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
+        self._model = load_model(lambda: SentenceTransformer(name, device=device or "cpu"), name)
         self.model_id = model_id
         # sentence-transformers 5 renamed the method (the old name warns); older versions lack the new one
         dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
