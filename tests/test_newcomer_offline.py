@@ -17,9 +17,6 @@ from graphmem.embeddings.base import EmbedderUnavailable, load_embedder
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / ("graphmem.exe" if os.name == "nt" else "graphmem")
-SHARED_MODEL = REPO.parents[0] / "shared" / "models" / "minilm-static-256"
-if not SHARED_MODEL.is_dir():
-    SHARED_MODEL = Path("/work/shared/models/minilm-static-256")
 
 
 def _offline_env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -69,17 +66,16 @@ def test_default_model_offline_degrades_with_one_short_stderr_line(corpus, offli
 
 
 @pytest.mark.parametrize("breakage", ["missing", "empty-folder", "bad-safetensors", "bad-tokenizer", "bad-config"])
-def test_any_load_failure_is_embedder_unavailable(tmp_path, breakage):
+def test_any_load_failure_is_embedder_unavailable(tmp_path, breakage, request):
     """What the loaders really raise for a bad folder (ValueError, SafetensorError, tokenizers'
     plain Exception, AttributeError on a config that is not an object) becomes EmbedderUnavailable."""
     folder = tmp_path / "model"
     if breakage != "missing":
         folder.mkdir()
     if breakage.startswith("bad-"):
-        if not SHARED_MODEL.is_dir():
-            pytest.skip(f"no offline model at {SHARED_MODEL}")
+        model = request.getfixturevalue("model_dir")  # skips, with the reason, where ../shared is absent
         shutil.rmtree(folder)
-        shutil.copytree(SHARED_MODEL, folder)
+        shutil.copytree(model, folder)
         name = {"bad-safetensors": "model.safetensors", "bad-tokenizer": "tokenizer.json",
                 "bad-config": "config.json"}[breakage]
         (folder / name).write_text({"bad-config": "[1]"}.get(breakage, "{"), encoding="utf-8")
