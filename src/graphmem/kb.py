@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from .config import DEFAULT_CONFIG_TOML, Config, load_config
+from .context import Context, utc_now
 from .errors import BackendError, InvalidInput
 from .extraction import Extraction, parse_extraction
 from .embeddings.manager import EmbeddingManager
@@ -36,10 +37,6 @@ def default_home() -> Path:
     return Path(os.environ.get("GRAPHMEM_HOME") or DEFAULT_HOME)
 
 
-def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 @checked_inputs("kb")
 class KnowledgeBase:
     """A knowledge base folder: ``graph.db``, ``wiki/`` and ``config.toml``.
@@ -50,19 +47,22 @@ class KnowledgeBase:
     """
 
     def __init__(self, home: Path, config: Config, store: Store,
-                 clock: Callable[[], datetime] = _utc_now) -> None:
+                 clock: Callable[[], datetime] = utc_now) -> None:
         self.home = home
         self.config = config
         self.store = store
-        self._clock = clock
+        # What engine code receives (store, config, clock, embeddings, notes, hooks); the faces
+        # register their hooks on it.
+        self.ctx = Context(home=home, config=config, store=store, clock=clock)
+        self.notes: list[str] = self.ctx.notes
         self.embeddings = EmbeddingManager(self)
+        self.ctx.embeddings = self.embeddings
         self.documents = Documents(self)
         self.graph = Graph(self)
         self.events = Events(self)
         self.wiki = Wiki(self)
         self.memory = Memory(self)
         self.skills = Skills(self)
-        self.notes: list[str] = []
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ class KnowledgeBase:
 
     def now(self) -> str:
         """Current time as an ISO-8601 UTC string (from the injectable clock)."""
-        return self._clock().astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return self.ctx.now()
 
     def warn(self, message: str) -> None:
         """Record a note for the caller (also issued as a Python warning)."""
@@ -276,7 +276,7 @@ def open(
                                f"created); create one with `graphmem init --home {path}`")
         cfg = load_config(path, config)
         store = open_store(path, busy_timeout=cfg["store"]["busy_timeout"], read_only=reason)
-        kb = KnowledgeBase(path, cfg, store, clock or _utc_now)
+        kb = KnowledgeBase(path, cfg, store, clock or utc_now)
         kb.warn(f"knowledge base {path} is read-only ({reason}): reads work; memory use counts, decay and "
                 "wiki autosync are skipped, and writes are refused")
         return kb
@@ -295,4 +295,4 @@ def open(
             raise BackendError(f"cannot create knowledge base at {path}: {exc.strerror}") from None
     cfg = load_config(path, config)
     store = open_store(path, busy_timeout=cfg["store"]["busy_timeout"])
-    return KnowledgeBase(path, cfg, store, clock or _utc_now)
+    return KnowledgeBase(path, cfg, store, clock or utc_now)
