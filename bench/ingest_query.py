@@ -76,13 +76,7 @@ N_QUERIES = 50
 
 # -- vocabulary -----------------------------------------------------------------------------
 
-QUALIFIERS = """
-primary secondary auxiliary backup main remote local central external internal thermal
-hydraulic electric magnetic optical acoustic digital analog static dynamic upstream
-downstream inbound outbound northern southern eastern western legacy modern shared private
-public regional global nightly hourly adaptive passive active redundant spare manual
-automatic distributed embedded portable compact heavy light rapid slow high low
-""".split()
+QUALIFIERS = ["primary", "secondary", "auxiliary", "backup", "main", "remote", "local", "central", "external", "internal", "thermal", "hydraulic", "electric", "magnetic", "optical", "acoustic", "digital", "analog", "static", "dynamic", "upstream", "downstream", "inbound", "outbound", "northern", "southern", "eastern", "western", "legacy", "modern", "shared", "private", "public", "regional", "global", "nightly", "hourly", "adaptive", "passive", "active", "redundant", "spare", "manual", "automatic", "distributed", "embedded", "portable", "compact", "heavy", "light", "rapid", "slow", "high", "low"]
 
 # Nouns grouped by the entity type they get (a name's type never changes).
 NOUNS_BY_TYPE = {
@@ -109,16 +103,10 @@ ENTITY_SENTENCES = [
     "The {name} appears in the maintenance log.",
 ]
 
-FILLER_SUBJECTS = """Operators Engineers Auditors Technicians Analysts Reviewers Planners
-    Inspectors Contractors Supervisors""".split()
-FILLER_VERBS = """reviewed summarised checked archived discussed annotated compared
-    verified circulated revised""".split()
-FILLER_OBJECTS = """the weekly notes|the shift handover|the quarterly figures|the incident
-    timeline|the draft procedure|the site photographs|the vendor letter|the training
-    material|the budget sheet|the meeting minutes""".split("|")
-FILLER_TAILS = """before the deadline|after the morning briefing|with the regional office|in
-    the shared folder|during the night shift|at the end of the month|without further
-    comment|for the steering group|as agreed last week|on the second floor""".split("|")
+FILLER_SUBJECTS = ["Operators", "Engineers", "Auditors", "Technicians", "Analysts", "Reviewers", "Planners", "Inspectors", "Contractors", "Supervisors"]
+FILLER_VERBS = ["reviewed", "summarised", "checked", "archived", "discussed", "annotated", "compared", "verified", "circulated", "revised"]
+FILLER_OBJECTS = ["the weekly notes", "the shift handover", "the quarterly figures", "the incident\n    timeline", "the draft procedure", "the site photographs", "the vendor letter", "the training\n    material", "the budget sheet", "the meeting minutes"]
+FILLER_TAILS = ["before the deadline", "after the morning briefing", "with the regional office", "in\n    the shared folder", "during the night shift", "at the end of the month", "without further\n    comment", "for the steering group", "as agreed last week", "on the second floor"]
 
 QUERY_TEMPLATES = [
     "Why does the {name} fail?",

@@ -34,8 +34,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
-from graphmem.retrieval.search import auto_preset_for  # noqa: E402
 from common import model_spec, static_model_dir  # noqa: E402
+from graphmem.retrieval.search import auto_preset_for  # noqa: E402
 from musique_to_jsonl import OPENIE, convert  # noqa: E402
 
 KS = (2, 5, 10)

@@ -21,8 +21,9 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import graphmem
 from graphmem.errors import GraphmemError

@@ -41,8 +41,7 @@ STATIC_MODEL = HERE.parent.parent / "shared" / "models" / "minilm-static-256"
 _NAMES = ["Redis", "Kafka", "PgBouncer", "Route Planner", "Tracker Service", "ledger-db", "API Gateway",
           "Billing Worker", "S3", "Postgres", "Nginx", "Auth Service", "Search Index", "Cache Layer"]
 _VERBS = ["uses", "depends on", "calls", "feeds", "reads from", "writes to", "causes", "contains"]
-_WORDS = ("the system memory request latency queue worker pool connection timeout error retry buffer "
-          "disk node cluster").split()
+_WORDS = ["the", "system", "memory", "request", "latency", "queue", "worker", "pool", "connection", "timeout", "error", "retry", "buffer", "disk", "node", "cluster"]
 
 
 def _sentence(r: random.Random) -> str:

@@ -28,8 +28,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
-from graphmem.retrieval.search import auto_preset_for  # noqa: E402
 from common import model_spec, percentile, static_model_dir  # noqa: E402
+from graphmem.retrieval.search import auto_preset_for  # noqa: E402
 
 STRATEGIES: list[tuple[str, dict[str, Any]]] = [
     ("bm25", {"preset": "bm25"}),

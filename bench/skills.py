@@ -31,17 +31,18 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
+from common import model_spec, static_model_dir  # noqa: E402
 from graphmem.skills.index import SkillIndex  # noqa: E402
 from graphmem.text import query_words  # noqa: E402
-from common import model_spec, static_model_dir  # noqa: E402
 
 TOP_K = 8
 

@@ -64,16 +64,9 @@ from ingest_query import Corpus  # noqa: E402 - the foundation benchmark's corpu
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "wiki.json"
 BASE_CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}}
 
-STEMS = """
-cache queue broker replica shard index ledger packet router socket buffer thread kernel driver
-sensor valve pump motor relay switch gateway proxy tunnel vault token session cookie schema
-column table cursor lock latch mutex barrier signal timer clock budget quota tenant cluster
-region zone rack node disk volume snapshot backup restore migration rollout canary feature
-flag metric alert pager incident outage latency throughput backlog retry timeout deadline
-""".split()
-SUFFIXES = "ing er ion ity al ive ment ness ous able ize ward ship hood less ful ism ist ory ant".split()
-FILLER = """the a of and to in is that for on with as by at from this be are was it an which or
-has have not but can will its one all were when there been more also into other""".split()
+STEMS = ["cache", "queue", "broker", "replica", "shard", "index", "ledger", "packet", "router", "socket", "buffer", "thread", "kernel", "driver", "sensor", "valve", "pump", "motor", "relay", "switch", "gateway", "proxy", "tunnel", "vault", "token", "session", "cookie", "schema", "column", "table", "cursor", "lock", "latch", "mutex", "barrier", "signal", "timer", "clock", "budget", "quota", "tenant", "cluster", "region", "zone", "rack", "node", "disk", "volume", "snapshot", "backup", "restore", "migration", "rollout", "canary", "feature", "flag", "metric", "alert", "pager", "incident", "outage", "latency", "throughput", "backlog", "retry", "timeout", "deadline"]
+SUFFIXES = ["ing", "er", "ion", "ity", "al", "ive", "ment", "ness", "ous", "able", "ize", "ward", "ship", "hood", "less", "ful", "ism", "ist", "ory", "ant"]
+FILLER = ["the", "a", "of", "and", "to", "in", "is", "that", "for", "on", "with", "as", "by", "at", "from", "this", "be", "are", "was", "it", "an", "which", "or", "has", "have", "not", "but", "can", "will", "its", "one", "all", "were", "when", "there", "been", "more", "also", "into", "other"]
 # ~2,000 distinct content words (stem + suffix + a letter), drawn with Zipf-like popularity:
 # a few words are on most pages, most words on a few, as in real notes.
 WORDS = [f"{s}{x}{c}" for s in STEMS for x in SUFFIXES for c in "abcd"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
 
 import graphmem
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
 from graphmem.extraction import load_extraction_file
 
 GOOD = dict(doc_id="d2", title="t", source="s", raw_content="Disk full errors cause write failures.",

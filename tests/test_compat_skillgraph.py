@@ -9,8 +9,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI, Recorded, embedding_reply
 
+from fake_openai import FakeOpenAI, Recorded, embedding_reply
 from graphmem.compat.skillgraph import OLLAMA_BASE_URL, SkillGraph, embeddings_config
 from graphmem.errors import Conflict, InvalidInput
 
@@ -191,9 +191,8 @@ def test_switching_backend_on_a_built_index_is_a_conflict(skills_dir: Path, home
 
 
 def test_missing_skills_dir_is_a_clear_error(tmp_path: Path, home: Path) -> None:
-    with SkillGraph(skills_dir=tmp_path / "nope") as sg:
-        with pytest.raises(InvalidInput, match="nope"):
-            sg.build()
+    with SkillGraph(skills_dir=tmp_path / "nope") as sg, pytest.raises(InvalidInput, match="nope"):
+        sg.build()
     with pytest.raises(InvalidInput, match="skills_dir"):
         SkillGraph(skills_dir="")
 

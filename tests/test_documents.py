@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
 
 import graphmem
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
 
 
 def test_same_content_twice_is_a_noop(kb, quickstart):

@@ -186,7 +186,6 @@ def test_llm_extractor_through_the_pipeline(tmp_path, monkeypatch):
     """Valid answers are stored with provenance; a document whose answers stay malformed is
     retried once, then reported without stopping the run; an invented entity is dropped."""
     from fake_openai import FakeOpenAI, Recorded, chat_reply, extraction_reply
-
     from graphmem.ingest.extractors.llm import LLMExtractor
 
     monkeypatch.chdir(tmp_path)

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 from fake_openai import FakeOpenAI, Recorded, Reply, chat_reply, extraction_reply
-
 from graphmem.errors import InvalidInput
 from graphmem.extraction import Extraction
 from graphmem.ingest.extractors.base import ExtractionError, Extractor, SourceDocument

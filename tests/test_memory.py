@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import snapshot
 
 import graphmem
+from conftest import snapshot
 from graphmem.errors import InvalidInput, NotFound
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI, Reply, chat_reply
 
 import graphmem
+from fake_openai import FakeOpenAI, Reply, chat_reply
 from graphmem.errors import InvalidInput
 
 T0 = datetime(2025, 3, 1, 9, tzinfo=timezone.utc)

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 
 import graphmem
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 
 PARTS = {"dense", "lexical", "graph", "frequency", "personal", "success", "was_seed"}
 
@@ -27,7 +27,7 @@ def test_contextkit_example(ekb: graphmem.KnowledgeBase, strategy: str) -> None:
     out = ekb.memory.search("what should I eat?", user_id="u1", strategy=strategy)
     assert {r["id"] for r in out["results"]} == {a, b}
     for r in out["results"]:
-        assert PARTS <= set(r["context_graph"]) and r["score"] > 0
+        assert set(r["context_graph"]) >= PARTS and r["score"] > 0
         assert {"id", "memory", "score", "metadata", "user_id", "agent_id", "run_id", "created_at"} <= set(r)
     types = {e["type"] for e in out["subgraph"]}
     assert types & {"REPLY_TO", "TEMPORAL_NEXT"}

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fake_openai import FakeOpenAI, Recorded, Reply, embedding_reply
 
+from fake_openai import FakeOpenAI, Recorded, Reply, embedding_reply
 from graphmem.embeddings.base import Embedder, EmbedderUnavailable
 from graphmem.embeddings.openai_backend import DEFAULT_BASE_URL, OpenAIEmbedder
 from graphmem.errors import BackendError

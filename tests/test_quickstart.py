@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
-
 import pytest
 
 import graphmem
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 
 
 def test_quickstart_counts(quickstart):

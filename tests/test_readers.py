@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.ingest.readers import NotText, Skipped, reader_for
-from graphmem.ingest.readers import bulk, html, markdown, pdf, text
+from graphmem.ingest.readers import NotText, Skipped, bulk, html, markdown, pdf, reader_for, text
 
 
 def _read(mod, path: Path, content: bytes, doc_id="x"):

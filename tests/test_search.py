@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
-
-import json
 
 import graphmem
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
@@ -235,8 +234,8 @@ def test_relation_facts_seed_the_walk_and_follow_their_relation(tmp_path, model_
         facts = kb.vector_index("relation")
         facts.refresh()
         assert len(facts) == 1  # "memory leak causes system crash"
-        from graphmem.retrieval.search import _fact_seeds
         from graphmem.retrieval.config import PRESETS
+        from graphmem.retrieval.search import _fact_seeds
 
         qvec = kb.embed_query("memory leak causes system crash")
         ents = _fact_seeds(kb, qvec, PRESETS["facts"])

@@ -9,9 +9,9 @@ import sys
 import textwrap
 
 import pytest
-from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
 
 import graphmem
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
 from graphmem.models import Chunk, Document
 from graphmem.store import Store, open_store
 from graphmem.store.sqlite.migrations import MIGRATIONS
@@ -35,11 +35,10 @@ def test_contract_protocol(store):
 
 
 def test_contract_transaction_rolls_back_everything(store):
-    with pytest.raises(RuntimeError):
-        with store.transaction():
-            store.insert_document(_doc(), [Chunk("d:v1:c0", "d", 1, 0, 0, 11, "hello world")])
-            store.append_event("document.added", "d", "t", {})
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.insert_document(_doc(), [Chunk("d:v1:c0", "d", 1, 0, 0, 11, "hello world")])
+        store.append_event("document.added", "d", "t", {})
+        raise RuntimeError("boom")
     assert store.get_document("d") is None
     assert store.list_events() == []
     assert store.search_chunks("hello") == []

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 
 import graphmem
+from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 from graphmem.wiki import core as wiki_core
 from graphmem.wiki.lint import LINT_KEYS
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import snapshot
 
 import graphmem
+from conftest import snapshot
 from graphmem.errors import BackendError, InvalidInput, NotFound
 from graphmem.wiki import files as wiki_files
 

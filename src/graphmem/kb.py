@@ -12,12 +12,12 @@ from typing import Any
 
 from .config import DEFAULT_CONFIG_TOML, Config, load_config
 from .context import Context, utc_now
+from .embeddings.manager import EmbeddingManager
 from .errors import BackendError, InvalidInput
 from .extraction import Extraction, parse_extraction
-from .embeddings.manager import EmbeddingManager
 from .faces import Documents, Events, Graph
-from .faces.skills import Skills
 from .faces.memory import Memory
+from .faces.skills import Skills
 from .faces.wiki import Wiki
 from .ingest.core import IngestResult, ingest_document
 from .ingest.pipeline import IngestSummary, ingest_paths

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from test_readme import python_blocks
 
 REPO = Path(__file__).resolve().parents[2]

@@ -87,7 +87,7 @@ def test_retype_unknown_entity_and_bad_type_are_clear_errors(kb):
     assert kb.graph.find("tracker").type == "software"
 
 
-def _cli(home: Path, *args: str) -> "subprocess.CompletedProcess[str]":
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1")
     return subprocess.run([sys.executable, "-m", "graphmem", "--home", str(home), *args],

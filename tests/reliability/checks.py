@@ -14,10 +14,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from workers import CONFIG, document
+
 import graphmem
 from graphmem.errors import NotFound
-
-from workers import CONFIG, document
 
 TEMP_FILE = re.compile(r"^\..+\.tmp$|\.tmp$")
 

@@ -301,10 +301,11 @@ _FRAGMENTS = ['{"id": "a", "text": "Alpha."}', '{"text": ', "[", "]", "{", "}", 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
 def test_bulk_reader_only_reports_bad_input(tmp_path, suffix):
     hypothesis = pytest.importorskip("hypothesis")
-    from hypothesis import given, strategies as st
+    from hypothesis import given
+    from hypothesis import strategies as st
 
-    from graphmem.ingest.readers import NotText, Skipped, bulk
     from graphmem.ingest.extractors.base import SourceDocument
+    from graphmem.ingest.readers import NotText, Skipped, bulk
 
     @given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=8), max_size=25))
     def check(parts):
@@ -321,7 +322,8 @@ def test_bulk_reader_only_reports_bad_input(tmp_path, suffix):
 
 def test_extraction_file_only_raises_invalid_input(tmp_path):
     pytest.importorskip("hypothesis")
-    from hypothesis import given, strategies as st
+    from hypothesis import given
+    from hypothesis import strategies as st
 
     from graphmem.extraction import load_extraction_file
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
-from fake_openai import FakeOpenAI, Reply, chat_reply, embedding_reply, extraction_reply
 
 import graphmem
+from fake_openai import FakeOpenAI, Reply, chat_reply, embedding_reply, extraction_reply
 from graphmem.cli import cli
 from graphmem.errors import InvalidInput
 

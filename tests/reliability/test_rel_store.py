@@ -60,11 +60,10 @@ def test_disk_full_inside_a_savepoint_is_a_backend_error(tmp_path: Path) -> None
         store = kb.store
         before = _counts(kb)
         _fill_up(kb, spare_pages=1)
-        with pytest.raises(BackendError, match=r"^disk full:.*nothing was written"):
-            with store.transaction():
-                store.append_event("test", "t", kb.now(), {"x": 1})
-                with store.savepoint():
-                    store.append_event("test", "t", kb.now(), {"big": "x" * 2_000_000})
+        with pytest.raises(BackendError, match=r"^disk full:.*nothing was written"), store.transaction():
+            store.append_event("test", "t", kb.now(), {"x": 1})
+            with store.savepoint():
+                store.append_event("test", "t", kb.now(), {"big": "x" * 2_000_000})
         assert store.conn.in_transaction is False
         assert _counts(kb) == before
 
@@ -103,9 +102,8 @@ def test_commit_failures_are_named_and_write_nothing(tmp_path: Path, message: st
     real = store.conn
     try:
         store.conn = _FailingCommit(real, _sqlite_error(message, code))  # type: ignore[assignment]
-        with pytest.raises(kind) as info:
-            with store.transaction():
-                store.append_event("test", "t", "2024-01-01T00:00:00Z", {})
+        with pytest.raises(kind) as info, store.transaction():
+            store.append_event("test", "t", "2024-01-01T00:00:00Z", {})
         assert expected in str(info.value) and "nothing was written" in str(info.value)
         assert real.in_transaction is False
         assert real.execute("SELECT count(*) FROM events").fetchone()[0] == 0

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import snapshot
 
 import graphmem
+from conftest import snapshot
 from graphmem.errors import GraphmemError, InvalidInput
 
 hypothesis = pytest.importorskip("hypothesis")

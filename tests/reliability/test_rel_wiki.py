@@ -321,11 +321,10 @@ def test_one_failing_generated_page_is_reported_and_does_not_block_the_others(tm
 
     monkeypatch.setattr(generate, "_summary_block", fails_for_doc_x)
     with graphmem.open(tmp_path / "kb") as kb:
-        with pytest.warns(UserWarning, match="doc_x"):
-            with kb.wiki.deferred():
-                _ingest(kb, "doc_a", "Alpha report", "Alpha engine")
-                _ingest(kb, "doc_x", "Broken report", "Broken engine")
-                _ingest(kb, "doc_z", "Zulu report", "Zulu engine")
+        with pytest.warns(UserWarning, match="doc_x"), kb.wiki.deferred():
+            _ingest(kb, "doc_a", "Alpha report", "Alpha engine")
+            _ingest(kb, "doc_x", "Broken report", "Broken engine")
+            _ingest(kb, "doc_z", "Zulu report", "Zulu engine")
         pages = kb.store.pages_by_subject(["doc:doc_a", "doc:doc_x", "doc:doc_z"])
         assert sorted(pages) == ["doc:doc_a", "doc:doc_z"]
         assert kb.store.wiki_dirty() == ["doc:doc_x"]  # still marked: retried later

@@ -16,13 +16,13 @@ from typing import Any, TypeVar
 import click
 
 from .. import kb as kb_module
-from ..errors import GraphmemError
 from ..config import set_config_value
+from ..errors import GraphmemError
 from ..extraction import load_extraction_file
 from . import render
 from .model_folder import absolute_spec, check_model_folder
 from .outcome import EXIT_CODES_HELP, ingest_outcome
-from .progress import _progress_mode, _Progress
+from .progress import _Progress, _progress_mode
 from .shared_options import add_shared_options
 from .speak import cli_wording
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from . import _Progress, _emit, _fail, _open, _progress_mode, handle_errors, json_option, query_argument
+from . import _emit, _fail, _open, _Progress, _progress_mode, handle_errors, json_option, query_argument
 
 __all__ = ["memory"]
 

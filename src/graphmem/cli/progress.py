@@ -23,8 +23,14 @@ class _Progress:
 
     def __enter__(self) -> _Progress:
         if self.mode == "rich":
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("{task.fields[rate]}/s"), TimeElapsedColumn(),

@@ -8,6 +8,7 @@ the subcommand wins over the group's (and so over ``GRAPHMEM_HOME``); left out, 
 from __future__ import annotations
 
 from pathlib import Path
+
 import click
 from click.core import ParameterSource
 

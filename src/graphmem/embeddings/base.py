@@ -7,8 +7,8 @@ SPEC is ``model2vec:<hub id or folder>``, ``sentence-transformers:<hub id or fol
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np

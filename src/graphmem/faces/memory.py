@@ -20,8 +20,19 @@ from ..errors import InvalidInput, NotFound
 from ..memory.decay import LAST_TICK_KEY, relevance_now, tick, try_tick
 from ..memory.edges import EDGE_WEIGHTS, LLM_TYPES, edge_id, plan_edges
 from ..memory.llm import LLMError, MemoryLLM
-from ..memory.scope import (SCOPE_FIELDS, check_metadata, check_text, doc_refs, iso, parse_iso, parse_timestamp,
-                            require_scope, scope_filters, scope_key, session_key)
+from ..memory.scope import (
+    SCOPE_FIELDS,
+    check_metadata,
+    check_text,
+    doc_refs,
+    iso,
+    parse_iso,
+    parse_timestamp,
+    require_scope,
+    scope_filters,
+    scope_key,
+    session_key,
+)
 from ..memory.search import STRATEGIES, rank_memories
 from ..retrieval.graph_query import find_seed_entities
 from ..trust import endpoint_api_key

@@ -17,17 +17,23 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
+from ..validate import checked_inputs
 from ..wiki.core import PageWrite, Plan, WikiCore
 from ..wiki.files import exists, lstat, read_bytes, tail_lines
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
-from ..wiki.pagewrite import (check_page_args, given_front_matter, keep_generated, merge_front_matter,
-                              summaries_beside_generated, summary_to_replace)
+from ..wiki.pagewrite import (
+    check_page_args,
+    given_front_matter,
+    keep_generated,
+    merge_front_matter,
+    summaries_beside_generated,
+    summary_to_replace,
+)
 from ..wiki.regen import regenerate
 from ..wiki.slugs import category_slug, check_text, page_path, slugify, unique_slug
-from ..validate import checked_inputs
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase

@@ -25,9 +25,9 @@ from ..text import content_hash
 from ..trust import endpoint_api_key
 from .chunking import chunk_spans
 from .core import fact_text, ingest_document
-from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
 from .discover import discover
 from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
+from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
 from .readers import NotText, Skipped, reader_for
 from .readers import bulk as bulk_reader
 

@@ -38,14 +38,6 @@ from ...text import normalize_name
 from ..chunking import chunk_spans, split_sentences
 from .base import SourceDocument
 from .offline_lexicon import (
-    BASE,
-    PAST,
-    PP,
-    ING,
-    HEDGED_CONFIDENCE,
-    LINKED_CONFIDENCE,
-    MAX_NP_WORDS,
-    MAX_SENTENCE,
     _ADVERBS,
     _ALLCAPS_WORDS,
     _ASSOC,
@@ -55,8 +47,8 @@ from .offline_lexicon import (
     _CODE_CAMEL,
     _COMMON_NOUNS,
     _COMMON_VERBS,
-    _CONDITIONAL,
     _COND_END,
+    _CONDITIONAL,
     _DETERMINERS,
     _DUE_SKIP,
     _ED_NOUNS,
@@ -75,14 +67,22 @@ from .offline_lexicon import (
     _PLURAL_ACRONYM,
     _PP_PREPS,
     _PRONOUNS,
-    _RELATIONAL_HEADS,
     _REL_PRONOUNS,
+    _RELATIONAL_HEADS,
     _SCOPE_BOUNDARY,
     _SINGULAR_KEEP,
     _STOPLIKE,
     _TOKEN,
     _VERBS,
     _VERSION,
+    BASE,
+    HEDGED_CONFIDENCE,
+    ING,
+    LINKED_CONFIDENCE,
+    MAX_NP_WORDS,
+    MAX_SENTENCE,
+    PAST,
+    PP,
 )
 
 __all__ = ["OfflineExtractor"]

@@ -59,8 +59,7 @@ _FUNCTION = _words("of in on at by for with from to into onto over under via thr
 # Verbs outside the relation lexicon end a noun phrase and mark the one before as a subject
 # ("-ed" forms need no listing: a trailing participle never heads a noun phrase).
 _COMMON_VERBS = frozenset(
-    f for v in ("occur happen fail run start stop return get make become seem appear remain allow enable provide "
-                "send receive keep go come take grow say know think see show mean let").split() for f in (v, v + "s")
+    f for v in ["occur", "happen", "fail", "run", "start", "stop", "return", "get", "make", "become", "seem", "appear", "remain", "allow", "enable", "provide", "send", "receive", "keep", "go", "come", "take", "grow", "say", "know", "think", "see", "show", "mean", "let"] for f in (v, v + "s")
 ) | _words("goes ran got made became sent kept went came took grew said knew thought saw meant")
 _STOPLIKE = _FUNCTION | _AUX | _NEG | _HEDGE | _ADVERBS | _COMMON_VERBS | _DETERMINERS
 _LY_NOUNS = _words("anomaly assembly family supply reply rally ally italy monopoly jelly belly")

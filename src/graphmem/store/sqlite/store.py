@@ -23,9 +23,9 @@ from .evidence import EvidenceSqlMixin
 from .fts import pruned_fts_query
 from .memory import MemorySqlMixin
 from .migrations import MIGRATIONS
-from .vectors import VectorSqlMixin
 from .skills import SkillSqlMixin
 from .txn import TransactionMixin
+from .vectors import VectorSqlMixin
 from .wiki import WikiSqlMixin
 
 __all__ = ["SqliteStore"]

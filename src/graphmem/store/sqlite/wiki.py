@@ -16,8 +16,8 @@ from typing import Any
 
 from ...models import PAGE, Document, Edge, Page, PageLink, Provenance
 from ...text import normalize_name, query_words
-from .highlight import HIT_CLOSE, HIT_OPEN, bold_hits
 from .fts import _fts_query
+from .highlight import HIT_CLOSE, HIT_OPEN, bold_hits
 
 __all__ = ["WikiSqlMixin"]
 
