@@ -1,12 +1,15 @@
-"""Query helpers shared by the SQLite backend's classes (the store and its mixins)."""
+"""Helpers shared by the SQL mixins of the SQLite backend: batched IN-lists and row decoding."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["SqlHelpers", "MAX_VARS", "batches"]
+from ...models import Edge
+
+__all__ = ["SqlHelpers", "MAX_VARS", "batches", "marks", "edge_from_row"]
 
 MAX_VARS = 500  # bound parameters per IN (...) list, well under SQLite's limit
 
@@ -15,6 +18,22 @@ def batches(seq: Sequence[Any], n: int = MAX_VARS) -> Iterator[Sequence[Any]]:
     """``seq`` in slices of at most ``n``."""
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
+
+
+def marks(n: int) -> str:
+    """``?,?,...`` for an IN list of ``n`` parameters."""
+    return ",".join("?" * n)
+
+
+def edge_from_row(r: sqlite3.Row) -> Edge:
+    """An :class:`Edge` from a ``SELECT *`` row of ``edges``."""
+    return Edge(
+        id=r["id"], source=r["source"], target=r["target"], type=r["type"], confidence=r["confidence"],
+        created_at=r["created_at"], updated_at=r["updated_at"], valid_from=r["valid_from"],
+        valid_to=r["valid_to"], manual=bool(r["manual"]),
+        # Most edges have no properties: skip the JSON decoder for them.
+        properties={} if r["properties"] == "{}" else json.loads(r["properties"]),
+    )
 
 
 class SqlHelpers:
