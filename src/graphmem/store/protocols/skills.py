@@ -56,7 +56,7 @@ class SkillStore(Protocol):
 
     def skill_bm25(self, text: str, weights: Sequence[float], limit: int) -> list[ScoredId]:
         """Fielded BM25, the five ``weights`` applying to name, triggers, tags, description, body:
-        skill ids best first, at most ``limit``."""
+        skill ids best first, at most ``limit``. Not five weights: InvalidInput."""
         ...
 
     def skills_with_phrase_in_body(self, phrase_words: Sequence[str]) -> list[str]:

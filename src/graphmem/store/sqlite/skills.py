@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
+from ...errors import InvalidInput
 from ..rows import EdgeRow, ScoredId, SkillEdgeAdd, SkillEdgeReweight, SkillFileRow, SkillListRow, SkillRow
 from .fts import _fts_query
 from .sqlbase import SqlHelpers, batches
@@ -14,6 +15,7 @@ from .sqlbase import SqlHelpers, batches
 __all__ = ["SkillSqlMixin", "SKILL_EDGE_TYPES"]
 
 SKILL_EDGE_TYPES = ("related", "sibling", "similar", "mentions")
+_FTS_FIELDS = ("name", "triggers", "tags", "description", "body")  # the columns of skills_fts, in order
 _LIST_COLUMNS = ("rid, skill_id, node_id, root, path, name, name_key, description, category, tags, triggers,"
                  " related, sha256, size, mtime_ns")
 
@@ -81,6 +83,9 @@ class SkillSqlMixin(SqlHelpers):
     def skill_bm25(self, text: str, weights: Sequence[float], limit: int) -> list[ScoredId]:
         """Fielded BM25 (columns name, triggers, tags, description, body weighted by ``weights``):
         ``[(skill_id, score)]``, best first, score > 0."""
+        if len(weights) != len(_FTS_FIELDS):
+            raise InvalidInput(f"weights: give {len(_FTS_FIELDS)} BM25 weights ({', '.join(_FTS_FIELDS)}), "
+                               f"got {len(weights)}")
         expr = _fts_query(text)
         if expr is None:
             return []
