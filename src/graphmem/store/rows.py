@@ -59,7 +59,7 @@ WeightUpdate = tuple[float, str]
 """``(new value, id)`` (the order of the UPDATE's parameters)."""
 
 
-ScopeFilters = Mapping[str, "str | None"]
+ScopeFilters = Mapping[str, str | None]
 """Memory scope filters: keys ``tenant_id``, ``user_id``, ``agent_id``, ``run_id`` (equality on
 each one given; None or absent: no filter) and ``scope_key`` (the exact isolation key)."""
 

@@ -307,12 +307,13 @@ class GraphSqlMixin(SqlHelpers):
         if limit is None:
             for part in batches(ids, MAX_VARS // 2):
                 marks = ",".join("?" * len(part))
-                out += [EdgeRow(r[0], r[1], r[2], r[3], r[4]) for r in self._rows(
+                out += self._rows_as(
+                    EdgeRow,
                     f"SELECT source, type, target, confidence, id FROM edges WHERE source IN ({marks})"
                     f" AND confidence >= ? UNION SELECT source, type, target, confidence, id FROM edges"
                     f" WHERE target IN ({marks}) AND confidence >= ?",
                     [*part, min_confidence, *part, min_confidence],
-                )]
+                )
             return out
         # Bounded: each node's strongest edges through the (node, confidence) indexes, so a hub
         # with 10,000 relations costs what a node with 10 does.
@@ -320,14 +321,15 @@ class GraphSqlMixin(SqlHelpers):
         seen: set[str] = set()
         for nid in ids:
             for col in ("source", "target"):
-                for r in self._rows(
+                for r in self._rows_as(
+                    EdgeRow,
                     f"SELECT source, type, target, confidence, id FROM edges WHERE {col} = ? AND confidence >= ?"
                     " ORDER BY confidence DESC LIMIT ?",
                     (nid, min_confidence, per_node),
                 ):
-                    if r[4] not in seen:
-                        seen.add(r[4])
-                        out.append(EdgeRow(r[0], r[1], r[2], r[3], r[4]))
+                    if r.edge_id not in seen:
+                        seen.add(r.edge_id)
+                        out.append(r)
         out.sort(key=lambda t: (-t[3], t[4]))
         return out[:limit]
 

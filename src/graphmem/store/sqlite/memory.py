@@ -297,12 +297,11 @@ class MemorySqlMixin(SqlHelpers):
         out: dict[str, list[MemoryNeighbour]] = {}
         for mid in dict.fromkeys(memory_ids):
             lst = out.setdefault(mid, [])
-            for t, w, ty in self._rows("SELECT target, confidence, type FROM edges WHERE source = ? AND confidence >= ?"
-                                       " ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node)):
-                lst.append(MemoryNeighbour(t, float(w), ty))
-            for s, w, ty in self._rows("SELECT source, confidence, type FROM edges WHERE target = ? AND confidence >= ?"
-                                       " ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node)):
-                lst.append(MemoryNeighbour(s, float(w), ty))
+            # confidence is a REAL column: SQLite hands back floats, so rows go straight into the tuple type.
+            lst += self._rows_as(MemoryNeighbour, "SELECT target, confidence, type FROM edges WHERE source = ?"
+                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
+            lst += self._rows_as(MemoryNeighbour, "SELECT source, confidence, type FROM edges WHERE target = ?"
+                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
         return out
 
     def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
