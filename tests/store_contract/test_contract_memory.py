@@ -299,3 +299,22 @@ def test_memory_stats_of_a_scope(store) -> None:
         "memories": 2, "archived": 1, "edges": 2, "edge_types": {"REPLY_TO": 1, "TOPIC": 1}, "mentions": 1}
     assert store.memory_stats({"user_id": "nobody"}) == {
         "memories": 0, "archived": 0, "edges": 0, "edge_types": {}, "mentions": 0}
+
+
+@contract("add_memory_mentions", "add_memory_docrefs", "insert_memory_edges", "set_memories_archived",
+          "set_memory_quality")
+def test_writes_naming_a_missing_memory(store) -> None:
+    node(store, "ada", "Ada")
+    mem(store, "m1", "one")
+    for write in (lambda: store.add_memory_mentions("zzz", ["ada"]),
+                  lambda: store.add_memory_mentions("m1", ["no-entity"]),
+                  lambda: store.add_memory_docrefs("k", "zzz", ["doc:a"]),
+                  lambda: store.insert_memory_edges([("e", "m1", "zzz", "TOPIC", 0.5, T0)])):
+        with pytest.raises(BackendError), store.transaction():
+            store.set_memory_llm_budget("marker", "d", 1, None)
+            write()
+        assert store.memory_llm_budget("marker") is None  # nothing of the transaction was written
+    with store.transaction():  # updates of a missing memory change nothing
+        store.set_memories_archived(["zzz"], True, T1)
+        store.set_memory_quality("zzz", 0.1, 0.1, 0.1, T1, True)
+    assert list(store.get_memories(["m1", "zzz"])) == ["m1"] and store.memory_mentions(["m1"]) == {}

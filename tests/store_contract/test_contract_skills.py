@@ -145,3 +145,13 @@ def test_deleting_skills_takes_rows_edges_and_vectors(store) -> None:
         assert store.clear_skills() == 2
         assert store.clear_skills() == 0
     assert store.list_skill_rows() == [] and store.list_nodes("skill") == []
+
+
+@contract("apply_skill_edges")
+def test_a_skill_edge_to_a_missing_node_writes_nothing(store) -> None:
+    skill(store, "a", "A")
+    with pytest.raises(BackendError), store.transaction():
+        store.apply_skill_edges([("ok", "skill:a", "related", "skill:a2", 0.5)], [], [], T0)
+    with store.transaction():
+        store.apply_skill_edges([], [], [("zzz", 0.9)], T0)  # reweighting a missing edge: nothing
+    assert store.skill_edges() == []

@@ -98,3 +98,10 @@ def test_items_to_embed_are_resumable_cursors(store) -> None:
     assert store.nodes_to_embed("entity", after_rowid=ents[0].rowid, limit=5) == ents[1:]
     assert [r.item_id for r in store.nodes_to_embed("memory")] == ["mem"]
     assert store.nodes_to_embed("skill") == []
+
+
+@contract("upsert_vectors")
+def test_vectors_are_not_checked_against_their_items(store) -> None:
+    with store.transaction():  # the embedding layer writes them next to the item, in its transaction
+        store.upsert_vectors("chunk", "m", 4, [("no-such-chunk", "h", V1)])
+    assert store.vectors_for("chunk", ["no-such-chunk"], "m") == {"no-such-chunk": V1}

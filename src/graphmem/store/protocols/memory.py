@@ -111,7 +111,7 @@ class MemoryStore(Protocol):
         ...
 
     def add_memory_docrefs(self, scope_key: str, memory_id: str, refs: Iterable[str]) -> None:
-        """Record document references of a memory (each once)."""
+        """Record document references of a memory (each once). A missing memory: BackendError."""
         ...
 
     def memories_with_docrefs(self, scope_key: str, refs: Sequence[str], exclude: str, limit: int) -> list[str]:
@@ -119,7 +119,8 @@ class MemoryStore(Protocol):
         ...
 
     def add_memory_mentions(self, memory_id: str, entity_ids: Iterable[str]) -> int:
-        """Link a memory to entities it names; returns how many links are new."""
+        """Link a memory to entities it names; returns how many links are new. A missing memory or entity:
+        BackendError."""
         ...
 
     def memory_mentions(self, memory_ids: Iterable[str]) -> dict[str, list[str]]:
@@ -145,7 +146,7 @@ class MemoryStore(Protocol):
 
     def insert_memory_edges(self, edges: Sequence[MemoryEdgeInput]) -> int:
         """Insert memory edges (manual, their base weight kept for decay); an existing edge of the same
-        ends and type is left alone. Returns how many are new."""
+        ends and type is left alone. Returns how many are new. An end that is no node: BackendError."""
         ...
 
     def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32

@@ -70,7 +70,8 @@ class SkillStore(Protocol):
     def apply_skill_edges(self, add: Sequence[SkillEdgeAdd], remove: Sequence[str],
                           reweight: Sequence[SkillEdgeReweight], now: str) -> None:
         """Delete edges by id, then insert ``add`` (manual; one that exists by ends and type gets the new
-        weight), then set weights."""
+        weight), then set weights (missing ids are ignored). An added edge's end that is no node:
+        BackendError."""
         ...
 
     def skill_root_list(self) -> list[str]:

@@ -20,7 +20,8 @@ class VectorStore(Protocol):
 
     def upsert_vectors(self, item_kind: str, model: str, dim: int, items: Sequence[VectorItem]) -> None:
         """Store ``(item id, text hash, bytes)`` vectors, replacing an item's earlier one (of any
-        model); a replaced vector gets a new row id so that incremental indexes see the change."""
+        model); a replaced vector gets a new row id so that incremental indexes see the change. Items
+        are not checked to exist (the caller writes a vector in its item's transaction)."""
         ...
 
     def vector_hashes(self, item_kind: str, item_ids: Iterable[str], model: str) -> dict[str, str]:
