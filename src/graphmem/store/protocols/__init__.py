@@ -18,7 +18,15 @@ Rules every method follows unless its docstring says otherwise:
 - **Updates and deletes** of a missing id change nothing and raise nothing, unless documented.
 - **Full-text** methods never read user text as query syntax (quotes, ``*``, ``NEAR``, ``-``, ``:``
   are plain characters); text without a word gives no hits, and so does ``k`` <= 0.
-- Timestamps are ISO-8601 strings; scores are floats, higher is better.
+- Timestamps are ISO-8601 strings; scores are floats, higher is better. The contract pins orders
+  and signs of scores, never their values, so another ranking function (ts_rank) can pass.
+
+Notes for a new backend (what SQLite does implicitly): row ids (``rowid``/``rid``/``rowid_``,
+event and vector ids) only grow, and they are the resume cursors of the ``*_to_embed`` and
+``*_after`` methods; a replaced vector takes a new row id and bumps the deletions counter of
+:meth:`VectorStore.vector_state`; ``slugs_taken`` compares slugs bytewise (SQLite's BINARY
+collation: use ``COLLATE "C"``); deleting a node cascades to its names, edges, mentions, memory
+and skill rows and vector; provenance has no foreign key to its item (it is pruned explicitly).
 """
 
 from __future__ import annotations
