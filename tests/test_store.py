@@ -1,8 +1,9 @@
-"""Store contract (run against every backend) and SQLite specifics: migrations, WAL,
-locking, readers never blocked, writers time out cleanly."""
+"""SQLite specifics of the store: migrations (pinned), WAL, locking, readers never blocked,
+writers time out cleanly. The backend-neutral contract is tests/store_contract/."""
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import subprocess
 import sys
@@ -12,55 +13,47 @@ import pytest
 
 import graphmem
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
-from graphmem.models import Chunk, Document
 from graphmem.store import Store, open_store
-from graphmem.store.sqlite.migrations import MIGRATIONS
+from graphmem.store.sqlite import SqliteStore
+from graphmem.store.sqlite.migrations import MIGRATIONS, split_sql
 
-BACKENDS = ["sqlite"]
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path):
-    s = open_store(tmp_path) if request.param == "sqlite" else None
-    yield s
-    s.close()
-
-
-def _doc(doc_id="d", version=1, content="hello world"):
-    return Document(doc_id, version, "T", "S", content, f"h{version}", {}, "2026-01-01T00:00:00Z")
-
-
-def test_contract_protocol(store):
-    assert isinstance(store, Store)
+# A shipped migration is never edited (a knowledge base that applied it would differ from a new
+# one): its SQL is pinned here. Adding a migration means adding its line.
+SHIPPED = {
+    "0001_initial": "429dc93da9d85db67e40664806e97190a5b5c32971b5b2808833a75ce2975229",
+    "0002_mentions": "b3aef98ecb2709bb6ed54d22f50b73f7613c1b8acfba0f0e4c0e42c171490ea1",
+    "0003_wiki": "fda8a28b006c1c112ec32912700b00f683ad64e74a57e3a0b506e46f3a839dc8",
+    "0004_vectors": "bfb75096e360089ac9ee35f12ec71d382984d4b1d6066a983186c57ac7ea7a96",
+    "0005_edge_walk_indexes": "7d2e48525075342e9125cb3261d6c687410f931b7714b78a4e405ffa402d93c9",
+    "0006_skills": "eb7fd6894eeb536f78220f16ef81abada43e1562ccba858f97a00f2cc88bb9eb",
+    "0007_memory": "a982af3c8fac57d65d0c7248985c750054e26609ec375bacf0cb6beba0c54eba",
+    "0008_memory_scoped_fts": "df19b657786f4179e0a1e91cf8c5dfbf9e8353ab94248a7cc814b3a797e212ec",
+    "0009_relation_vectors": "6a2429df90afaa2f40fcc8209575393fdc94f8aebf848a24ffab3dbe69c51a0b",
+}
 
 
-def test_contract_transaction_rolls_back_everything(store):
-    with pytest.raises(RuntimeError), store.transaction():
-        store.insert_document(_doc(), [Chunk("d:v1:c0", "d", 1, 0, 0, 11, "hello world")])
-        store.append_event("document.added", "d", "t", {})
-        raise RuntimeError("boom")
-    assert store.get_document("d") is None
-    assert store.list_events() == []
-    assert store.search_chunks("hello") == []
+def test_shipped_migrations_are_unchanged_and_in_order():
+    assert [name for name, _ in MIGRATIONS] == list(SHIPPED)
+    assert {name: hashlib.sha256(sql.encode()).hexdigest() for name, sql in MIGRATIONS} == SHIPPED
 
 
-def test_contract_nested_transactions_join(store):
-    with store.transaction():
-        with store.transaction():
-            store.append_event("a", "x", "t", {"k": 1})
-        store.append_event("b", "x", "t", {})
-    assert [e.type for e in store.list_events()] == ["a", "b"]
-    assert store.list_events()[0].payload == {"k": 1}
+def test_split_sql_keeps_trigger_bodies_whole():
+    script = "-- a comment\nCREATE TABLE t (x);\n\nCREATE TRIGGER g AFTER INSERT ON t BEGIN\n" \
+             "    DELETE FROM t WHERE x = 1;\n    DELETE FROM t WHERE x = 2;\nEND;\nDROP TABLE t"
+    assert split_sql(script) == [
+        "CREATE TABLE t (x);",
+        "CREATE TRIGGER g AFTER INSERT ON t BEGIN\n    DELETE FROM t WHERE x = 1;\n"
+        "    DELETE FROM t WHERE x = 2;\nEND;",
+        "DROP TABLE t"]
 
 
-def test_contract_versions_and_latest(store):
-    with store.transaction():
-        store.insert_document(_doc(version=1), [])
-        store.insert_document(_doc(version=2, content="v2"), [])
-    assert store.get_document("d").version == 2
-    assert store.get_document("d", 1).is_latest is False
-    assert [d.version for d in store.document_versions("d")] == [1, 2]
-    assert [d.version for d in store.list_documents()] == [2]
+def test_open_store_gives_the_sqlite_backend(tmp_path):
+    s = open_store(tmp_path)
+    try:
+        assert isinstance(s, SqliteStore) and isinstance(s, Store) and s.backend == "sqlite"
+        assert (tmp_path / "graph.db").is_file()
+    finally:
+        s.close()
 
 
 def test_migrations_recorded_and_not_reapplied(tmp_path):
@@ -146,7 +139,7 @@ def test_two_processes_ingest_concurrently(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(home), tag, str(n)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for tag in ("p", "q")]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs):
         assert p.returncode == 0, err
     with graphmem.open(home) as kb:
         ids = {d.doc_id for d in kb.documents.list()}

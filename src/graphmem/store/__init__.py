@@ -1,4 +1,5 @@
-"""Storage backends behind one protocol (see :mod:`graphmem.store.base`)."""
+"""Storage backends behind small protocols (:mod:`graphmem.store.protocols`; ``Store`` is their union),
+with typed rows in :mod:`graphmem.store.rows` and one contract suite in ``tests/store_contract/``."""
 
 from __future__ import annotations
 

@@ -1,21 +1,27 @@
-"""SQL for evidence: provenance records, entity mentions, and what follows from them
-(pruning unsupported items, merging and deleting nodes). Part of the SQLite backend."""
+"""SQL for evidence (SQLite backend): provenance records, entity mentions, pruning items left
+unsupported, and the per-document evidence reads generated pages are built from."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
 from ...models import Mention, Provenance
-from .sqlbase import SqlHelpers, batches
+from ..rows import ChunkOffset, Claim, DocVersion, NodeDocuments, PruneResult
+from .sqlbase import SqlHelpers, batches, edge_from_row, marks
 
 __all__ = ["EvidenceSqlMixin"]
 
+# Per-document reads must use the (doc_id, version) index: left to itself the planner picks
+# (item_kind, item_id) for "item_kind = 'edge'" and scans every edge's evidence.
+_BY_DOC = "INDEXED BY provenance_doc"
+
 
 class EvidenceSqlMixin(SqlHelpers):
-    """Provenance and mentions; relies on the store's edge lookups (``edges_of``, ``find_edge``)."""
+    """Provenance and mentions."""
 
-    # -- provenance -----------------------------------------------------------------------
+    # -- provenance ------------------------------------------------------------------------------
 
     def insert_provenance(self, records: Sequence[Provenance]) -> None:
         """Append evidence records."""
@@ -69,7 +75,25 @@ class EvidenceSqlMixin(SqlHelpers):
             id=r["id"], created_at=r["created_at"],
         )
 
-    def prune_unsupported(self, node_ids: Iterable[str], edge_ids: Iterable[str]) -> tuple[list[str], list[str]]:
+    def first_provenance(self, item_kind: str, item_ids: Iterable[str]) -> dict[str, Provenance]:
+        """The first (oldest) evidence record of each item: one indexed probe per item."""
+        ids = list(dict.fromkeys(item_ids))
+        out: dict[str, Provenance] = {}
+        for part in batches(ids):
+            rows = self._rows(
+                "SELECT p.* FROM provenance p WHERE p.id IN (SELECT (SELECT q.id FROM provenance q"
+                " WHERE q.item_kind = ? AND q.item_id = x.value ORDER BY q.id LIMIT 1) FROM json_each(?) x)",
+                (item_kind, json.dumps(list(part))),
+            )
+            for r in rows:
+                out[r["item_id"]] = Provenance(
+                    item_kind=r["item_kind"], item_id=r["item_id"], doc_id=r["doc_id"], version=r["version"],
+                    chunk_id=r["chunk_id"], start=r["start"], end=r["end"], text=r["text"],
+                    confidence=r["confidence"], id=r["id"], created_at=r["created_at"],
+                )
+        return out
+
+    def prune_unsupported(self, node_ids: Iterable[str], edge_ids: Iterable[str]) -> PruneResult:
         """Delete, among the given items, edges and nodes left with no evidence.
 
         Hand-made items (``manual``) stay. A node stays while an edge still uses it.
@@ -113,69 +137,9 @@ class EvidenceSqlMixin(SqlHelpers):
             removed_nodes += [r[0] for r in rows]
         for part in batches(removed_nodes):
             self.conn.execute(f"DELETE FROM nodes WHERE id IN ({','.join('?' * len(part))})", part)
-        return removed_nodes, removed_edges
+        return PruneResult(removed_nodes, removed_edges)
 
-    def merge_nodes(self, keep: str, other: str, now: str) -> dict[str, int]:
-        """Move everything of node ``other`` onto ``keep`` and delete ``other``.
-
-        Edges are re-pointed; an edge that then duplicates one of ``keep``'s is folded into
-        it (evidence moved, higher confidence kept); a self-loop created by the merge is
-        dropped. Returns counts of what moved.
-        """
-        c = self.conn
-        moved = folded = dropped = 0
-        for e in self.edges_of([other]):
-            src = keep if e.source == other else e.source
-            dst = keep if e.target == other else e.target
-            if src == dst:
-                c.execute("DELETE FROM provenance WHERE item_kind = 'edge' AND item_id = ?", (e.id,))
-                c.execute("DELETE FROM edges WHERE id = ?", (e.id,))
-                dropped += 1
-                continue
-            existing = self.find_edge(src, e.type, dst)
-            if existing is not None and existing.id != e.id:
-                c.execute(
-                    "UPDATE provenance SET item_id = ? WHERE item_kind = 'edge' AND item_id = ?", (existing.id, e.id)
-                )
-                c.execute(
-                    "UPDATE edges SET confidence = max(confidence, ?), manual = max(manual, ?), updated_at = ?"
-                    " WHERE id = ?",
-                    (e.confidence, int(e.manual), now, existing.id),
-                )
-                c.execute("DELETE FROM edges WHERE id = ?", (e.id,))
-                folded += 1
-            else:
-                c.execute(
-                    "UPDATE edges SET source = ?, target = ?, updated_at = ? WHERE id = ?", (src, dst, now, e.id)
-                )
-                moved += 1
-        c.execute("UPDATE provenance SET item_id = ? WHERE item_kind = 'node' AND item_id = ?", (keep, other))
-        c.execute("UPDATE mentions SET node_id = ? WHERE node_id = ?", (keep, other))
-        # Names: drop the FTS rows through delete + insert so the index stays in step.
-        names = self._rows("SELECT kind, norm, alias FROM node_names WHERE node_id = ?", (other,))
-        c.execute("DELETE FROM node_names WHERE node_id = ?", (other,))
-        for r in names:
-            c.execute(
-                "INSERT OR IGNORE INTO node_names (kind, norm, alias, node_id) VALUES (?, ?, ?, ?)",
-                (r["kind"], r["norm"], r["alias"], keep),
-            )
-        c.execute("UPDATE nodes SET manual = max(manual, (SELECT manual FROM nodes WHERE id = ?)) WHERE id = ?",
-                  (other, keep))
-        c.execute("DELETE FROM nodes WHERE id = ?", (other,))
-        return {"edges_moved": moved, "edges_folded": folded, "self_loops_dropped": dropped}
-
-    def delete_node(self, node_id: str) -> None:
-        """Delete a node, its edges (cascade) and all their evidence."""
-        c = self.conn
-        edge_ids = [r[0] for r in self._rows("SELECT id FROM edges WHERE source = ? OR target = ?", (node_id, node_id))]
-        for part in batches(edge_ids):
-            c.execute(
-                f"DELETE FROM provenance WHERE item_kind = 'edge' AND item_id IN ({','.join('?' * len(part))})", part
-            )
-        c.execute("DELETE FROM provenance WHERE item_kind = 'node' AND item_id = ?", (node_id,))
-        c.execute("DELETE FROM nodes WHERE id = ?", (node_id,))
-
-    # -- mentions ---------------------------------------------------------------------------
+    # -- mentions --------------------------------------------------------------------------------
 
     def insert_mentions(self, mentions: Sequence[Mention]) -> None:
         """Record entity occurrences in chunks."""
@@ -211,22 +175,101 @@ class EvidenceSqlMixin(SqlHelpers):
                 out.setdefault(r[1], []).append(Mention(*r))
         return out
 
-    def document_hashes(self, doc_ids: Iterable[str]) -> dict[str, str]:
-        """Content hash of the latest version of each known document id."""
-        return self._map_in("SELECT doc_id, content_hash FROM documents WHERE is_latest = 1 AND doc_id IN ({ids})",
-                            doc_ids)
+    def entity_chunk_counts(self, node_ids: Iterable[str]) -> dict[str, int]:
+        """Number of distinct chunks mentioning each entity (its passage frequency)."""
+        return self._map_in(
+            "SELECT node_id, count(DISTINCT chunk_id) FROM mentions WHERE node_id IN ({ids}) GROUP BY node_id",
+            node_ids)
 
-    def document_source_files(self, doc_ids: Iterable[str]) -> dict[str, str]:
-        """Absolute path of the file each latest document was ingested from, where recorded
-        (metadata ``source_file``; documents stored before it was recorded have none)."""
-        return {k: v for k, v in self._map_in(
-            "SELECT doc_id, json_extract(metadata, '$.source_file') FROM documents"
-            " WHERE is_latest = 1 AND doc_id IN ({ids})", doc_ids).items() if isinstance(v, str) and v}
+    def entities_chunks(self, node_ids: Iterable[str], limit_per_node: int) -> dict[str, list[ChunkOffset]]:
+        """Distinct chunks of latest document versions mentioning each entity, newest first, at
+        most ``limit_per_node`` each, with the entity's first offset in the document (one query
+        for the whole batch)."""
+        ids = list(dict.fromkeys(node_ids))
+        out: dict[str, list[ChunkOffset]] = {}
+        for part in batches(ids):
+            rows = self._rows(
+                "SELECT node_id, chunk_id, first FROM (SELECT m.node_id, m.chunk_id, min(m.start) AS first,"
+                " ROW_NUMBER() OVER (PARTITION BY m.node_id ORDER BY max(m.id) DESC) AS rn FROM mentions m"
+                " JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.is_latest = 1"
+                f" WHERE m.node_id IN ({','.join('?' * len(part))}) GROUP BY m.node_id, m.chunk_id)"
+                " WHERE rn <= ?",
+                [*part, limit_per_node],
+            )
+            for r in rows:
+                out.setdefault(r[0], []).append(ChunkOffset(r[1], r[2]))
+        return out
 
-    def documents_by_source_prefix(self, prefix: str) -> list[tuple[str, str]]:
-        """``(doc_id, source)`` of latest documents whose source starts with ``prefix``."""
-        esc = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return [(r[0], r[1]) for r in self._rows(
-            "SELECT doc_id, source FROM documents WHERE is_latest = 1 AND source LIKE ? ESCAPE '\\'",
-            (esc + "%",),
-        )]
+    def entity_chunks(self, node_id: str, limit: int) -> list[str]:
+        """Distinct chunks (latest document versions) mentioning an entity, newest first."""
+        rows = self._rows(
+            "SELECT m.chunk_id FROM mentions m JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version"
+            " AND d.is_latest = 1 WHERE m.node_id = ? GROUP BY m.chunk_id ORDER BY max(m.id) DESC LIMIT ?",
+            (node_id, limit),
+        )
+        return [r[0] for r in rows]
+
+    def chunk_entities(self, chunk_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Distinct entities mentioned in each chunk."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, list[str]] = {}
+        for part in batches(ids):
+            for r in self._rows(
+                f"SELECT DISTINCT chunk_id, node_id FROM mentions WHERE chunk_id IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                out.setdefault(r[0], []).append(r[1])
+        return out
+
+    # -- per-document evidence -------------------------------------------------------------------
+
+    def node_documents(self, node_id: str, limit: int) -> NodeDocuments:
+        """Documents whose extraction named the node, first-named first: ``([(doc id, highest
+        version naming it)], more exist)``. Reads at most ``4 * limit + 1`` evidence records."""
+        rows = self._rows("SELECT doc_id FROM provenance WHERE item_kind = 'node' AND item_id = ? ORDER BY id LIMIT ?",
+                        (node_id, 4 * limit + 1))
+        docs = list(dict.fromkeys(r[0] for r in rows))
+        more = len(docs) > limit or len(rows) > 4 * limit
+        docs = docs[:limit]
+        versions: dict[str, int] = {}
+        for part in batches(docs):
+            for r in self._rows(
+                f"SELECT doc_id, max(version) FROM provenance {_BY_DOC} WHERE doc_id IN ({marks(len(part))})"
+                " AND item_kind = 'node' AND item_id = ? GROUP BY doc_id", [*part, node_id]):
+                versions[r[0]] = r[1]
+        return NodeDocuments([DocVersion(d, versions.get(d, 1)) for d in docs], more)
+
+    def document_claims(self, doc_id: str, version: int, limit: int) -> list[Claim]:
+        """Edges a document version gives evidence for, with that version's first evidence
+        for each, in the order they were first stated."""
+        rows = self._rows(
+            "SELECT e.*, p.id AS p_id, p.chunk_id AS p_chunk, p.start AS p_start, p.\"end\" AS p_end,"
+            " p.text AS p_text, p.confidence AS p_conf, p.created_at AS p_created"
+            f" FROM (SELECT item_id, min(id) AS first FROM provenance {_BY_DOC} WHERE doc_id = ? AND version = ?"
+            " AND item_kind = 'edge' GROUP BY item_id) f JOIN edges e ON e.id = f.item_id"
+            " JOIN provenance p ON p.id = f.first ORDER BY f.first LIMIT ?", (doc_id, version, limit))
+        return [Claim(edge_from_row(r), Provenance("edge", r["id"], doc_id, version, r["p_chunk"], r["p_start"],
+                                                   r["p_end"], r["p_text"], r["p_conf"], r["p_id"], r["p_created"]))
+                for r in rows]
+
+    def document_claim_ids(self, doc_id: str, version: int) -> set[str]:
+        """Ids of the edges a document version gives evidence for."""
+        return {r[0] for r in self._rows(f"SELECT DISTINCT item_id FROM provenance {_BY_DOC} WHERE doc_id = ?"
+                                       " AND version = ? AND item_kind = 'edge'", (doc_id, version))}
+
+    def document_entity_ids(self, doc_id: str, version: int, limit: int) -> list[str]:
+        """Entities a document version names, in extraction order."""
+        return [r[0] for r in self._rows(
+            f"SELECT item_id FROM provenance {_BY_DOC} WHERE doc_id = ? AND version = ? AND item_kind = 'node'"
+            " GROUP BY item_id ORDER BY min(id) LIMIT ?", (doc_id, version, limit))]
+
+    def edges_supported_by(self, edge_ids: Iterable[str], doc_id: str, version: int) -> set[str]:
+        """Which of ``edge_ids`` have evidence in this document version."""
+        ids = list(dict.fromkeys(edge_ids))
+        out: set[str] = set()
+        for part in batches(ids):
+            for r in self._rows(
+                f"SELECT DISTINCT item_id FROM provenance {_BY_DOC} WHERE doc_id = ? AND version = ?"
+                f" AND item_kind = 'edge' AND item_id IN ({marks(len(part))})", [doc_id, version, *part]):
+                out.add(r[0])
+        return out

@@ -12,12 +12,32 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
+from ..rows import (
+    EmbedRow,
+    Feedback,
+    LLMBudget,
+    MemoryDecay,
+    MemoryEdgeDecay,
+    MemoryEdgeInput,
+    MemoryEdgeRow,
+    MemoryNeighbour,
+    MemoryRow,
+    MemorySession,
+    MemoryStats,
+    MemoryVectorRow,
+    MemoryVersionRow,
+    ScopeFilters,
+    ScopeState,
+    ScoredId,
+    WeightUpdate,
+)
 from .fts import pruned_fts_query
 from .sqlbase import MAX_VARS, SqlHelpers, batches
 
 __all__ = ["MemorySqlMixin", "SCOPE_FIELDS"]
+
 
 SCOPE_FIELDS = ("tenant_id", "user_id", "agent_id", "run_id")
 _SCOPE_TOKENS = (("t", "tenant_id"), ("u", "user_id"), ("a", "agent_id"), ("r", "run_id"))
@@ -26,14 +46,14 @@ _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope
             "archived", "uses", "helpful", "unhelpful")
 
 
-def _row(r: sqlite3.Row) -> dict[str, Any]:
+def _row(r: sqlite3.Row) -> MemoryRow:
     out = {k: r[k] for k in _COLUMNS}
     out["metadata"] = json.loads(out["metadata"])
     out["archived"] = bool(out["archived"])
-    return out
+    return cast(MemoryRow, out)
 
 
-def _where(filters: Mapping[str, Any], include_archived: bool, alias: str = "m") -> tuple[str, list[Any]]:
+def _where(filters: ScopeFilters, include_archived: bool, alias: str = "m") -> tuple[str, list[Any]]:
     """``AND``-ed equality on the given scope fields (None values are not filters)."""
     parts: list[str] = []
     params: list[Any] = []
@@ -55,15 +75,15 @@ def _where(filters: Mapping[str, Any], include_archived: bool, alias: str = "m")
 class MemorySqlMixin(SqlHelpers):
     """Memories, their sessions, document references, mentions, feedback, decay and budgets."""
 
-    # -- rows ---------------------------------------------------------------------------------
+    # -- memories --------------------------------------------------------------------------------
 
-    def insert_memory(self, mem: Mapping[str, Any]) -> int:
+    def insert_memory(self, mem: Mapping[str, object]) -> int:
         """Insert a memory (its node and its row); returns the row id."""
         c = self.conn
         c.execute(
             "INSERT INTO nodes (id, kind, name, type, properties, created_at, updated_at, relevance, archived, manual)"
             " VALUES (?, 'memory', ?, ?, '{}', ?, ?, 1.0, 0, 1)",
-            (mem["id"], mem["text"][:200], mem.get("role") or "memory", mem["created_at"], mem["created_at"]),
+            (mem["id"], str(mem["text"])[:200], mem.get("role") or "memory", mem["created_at"], mem["created_at"]),
         )
         cur = c.execute(
             "INSERT INTO memories (id, tenant_id, user_id, agent_id, run_id, scope_key, role, text, metadata, said_at,"
@@ -74,33 +94,33 @@ class MemorySqlMixin(SqlHelpers):
         )
         return int(cur.lastrowid or 0)
 
-    def get_memories(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def get_memories(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         """Memories by id (missing ids are absent)."""
         return {r["id"]: _row(r) for r in self._rows_in("SELECT * FROM memories WHERE id IN ({ids})", ids)}
 
-    def list_memories(self, filters: Mapping[str, Any], include_archived: bool = False, limit: int = 100,
-                      offset: int = 0) -> list[dict[str, Any]]:
+    def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
+                      offset: int = 0) -> list[MemoryRow]:
         """Memories matching the scope filters, oldest said first."""
         where, params = _where(filters, include_archived)
         rows = self._rows(f"SELECT * FROM memories m WHERE {where} ORDER BY said_at, rowid_ LIMIT ? OFFSET ?",
                           [*params, limit, offset])
         return [_row(r) for r in rows]
 
-    def memories_after(self, filters: Mapping[str, Any], after_rowid: int, limit: int) -> list[dict[str, Any]]:
+    def memories_after(self, filters: ScopeFilters, after_rowid: int, limit: int) -> list[MemoryRow]:
         """Memories (archived too) with row id > ``after_rowid`` in row order (for backfills)."""
         where, params = _where(filters, True)
         rows = self._rows(f"SELECT * FROM memories m WHERE {where} AND rowid_ > ? ORDER BY rowid_ LIMIT ?",
                           [*params, after_rowid, limit])
         return [_row(r) for r in rows]
 
-    def memory_scope_ids(self, filters: Mapping[str, Any], include_archived: bool, limit: int) -> list[str] | None:
+    def memory_scope_ids(self, filters: ScopeFilters, include_archived: bool, limit: int) -> list[str] | None:
         """Ids of the memories of a scope, or None when there are more than ``limit``."""
         where, params = _where(filters, include_archived)
         rows = self._rows(f"SELECT id FROM memories m WHERE {where} LIMIT ?", [*params, limit + 1])
         return None if len(rows) > limit else [r[0] for r in rows]
 
-    def memory_vectors(self, filters: Mapping[str, Any], model: str, limit: int, after_rowid: int = 0
-                       ) -> list[tuple[int, str, bytes | None]] | None:
+    def memory_vectors(self, filters: ScopeFilters, model: str, limit: int, after_rowid: int = 0
+                       ) -> list[MemoryVectorRow] | None:
         """``(rowid, id, vector bytes)`` of a scope's memories with row id > ``after_rowid`` (one
         join), archived ones and those without a ``model`` vector with None bytes; None when there
         are more than ``limit``."""
@@ -111,33 +131,33 @@ class MemorySqlMixin(SqlHelpers):
             [*params, after_rowid, limit + 1])
         if len(rows) > limit:
             return None
-        return [(r[0], r[1], r[2] if r[3] == model and not r[4] else None) for r in rows]
+        return [MemoryVectorRow(r[0], r[1], r[2] if r[3] == model and not r[4] else None) for r in rows]
 
-    def memory_scope_state(self, scope_key: str) -> tuple[int, int, int]:
+    def memory_scope_state(self, scope_key: str) -> ScopeState:
         """``(generation, count, max row id)`` of a scope key's memories (archived included; from
         the scope index alone): an unchanged generation and a grown count mean only new memories
         arrived (updates, deletions and archiving bump the generation)."""
         gen = self.conn.execute("SELECT value FROM kb_meta WHERE key = 'memory.generation'").fetchone()
         r = self.conn.execute("SELECT count(*), coalesce(max(rowid_), 0) FROM memories WHERE scope_key = ?",
                               (scope_key,)).fetchone()
-        return int(gen[0]) if gen else 0, int(r[0]), int(r[1])
+        return ScopeState(int(gen[0]) if gen else 0, int(r[0]), int(r[1]))
 
     def _bump_memory_generation(self) -> None:
         self.conn.execute("INSERT INTO kb_meta (key, value) VALUES ('memory.generation', '1') ON CONFLICT(key)"
                           " DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
-    def memories_in_scope(self, ids: Iterable[str], filters: Mapping[str, Any], include_archived: bool) -> set[str]:
+    def memories_in_scope(self, ids: Iterable[str], filters: ScopeFilters, include_archived: bool) -> set[str]:
         """Those of ``ids`` that match the scope filters."""
         where, params = _where(filters, include_archived)
         return {r[0] for r in self._rows_in(f"SELECT id FROM memories m WHERE id IN ({{ids}}) AND {where}",
                                             ids, after=params)}
 
-    def memories_to_embed(self, after_rowid: int = 0, limit: int = 1000) -> list[tuple[int, str, str]]:
+    def memories_to_embed(self, after_rowid: int = 0, limit: int = 1000) -> list[EmbedRow]:
         """``(rowid, id, text)`` of memories after ``after_rowid``, for reindex."""
-        return [(r[0], r[1], r[2]) for r in self._rows(
+        return [EmbedRow(r[0], r[1], r[2]) for r in self._rows(
             "SELECT rowid_, id, text FROM memories WHERE rowid_ > ? ORDER BY rowid_ LIMIT ?", (after_rowid, limit))]
 
-    def update_memory_text(self, memory_id: str, text: str, metadata: Mapping[str, Any], now: str) -> None:
+    def update_memory_text(self, memory_id: str, text: str, metadata: Mapping[str, object], now: str) -> None:
         """New text and metadata for a memory (version + 1; the decay clock restarts)."""
         self.conn.execute(
             "UPDATE memories SET text = ?, metadata = ?, updated_at = ?, used_at = ?, version = version + 1"
@@ -159,25 +179,24 @@ class MemorySqlMixin(SqlHelpers):
             "INSERT INTO memory_versions (memory_id, version, event, old_text, new_text, ts) VALUES (?, ?, ?, ?, ?, ?)",
             (memory_id, version, event, old, new, ts))
 
-    def memory_versions(self, memory_id: str) -> list[dict[str, Any]]:
+    def memory_versions(self, memory_id: str) -> list[MemoryVersionRow]:
         """History of a memory, oldest first."""
-        return [dict(r) for r in self._rows(
+        return [cast(MemoryVersionRow, dict(r)) for r in self._rows(
             "SELECT memory_id, version, event, old_text, new_text, ts FROM memory_versions WHERE memory_id = ?"
             " ORDER BY id", (memory_id,))]
 
-    # -- sessions, document references, mentions ------------------------------------------
-
-    def memory_session(self, session_key: str) -> tuple[str, str] | None:
+    def memory_session(self, session_key: str) -> MemorySession | None:
         """``(memory id, said_at)`` of the last memory of a session."""
         r = self.conn.execute("SELECT memory_id, said_at FROM memory_sessions WHERE session_key = ?",
                               (session_key,)).fetchone()
-        return (r[0], r[1]) if r else None
+        return MemorySession(r[0], r[1]) if r else None
 
     def set_memory_session(self, session_key: str, memory_id: str, said_at: str) -> None:
         """Make a memory the last of its session."""
         self.conn.execute(
             "INSERT INTO memory_sessions (session_key, memory_id, said_at) VALUES (?, ?, ?) ON CONFLICT(session_key)"
-            " DO UPDATE SET memory_id = excluded.memory_id, said_at = excluded.said_at", (session_key, memory_id, said_at))
+            " DO UPDATE SET memory_id = excluded.memory_id, said_at = excluded.said_at",
+            (session_key, memory_id, said_at))
 
     def add_memory_docrefs(self, scope_key: str, memory_id: str, refs: Iterable[str]) -> None:
         """Record the document references of a memory."""
@@ -208,7 +227,7 @@ class MemorySqlMixin(SqlHelpers):
             out.setdefault(r[0], []).append(r[1])
         return out
 
-    def memories_mentioning(self, entity_ids: Iterable[str], filters: Mapping[str, Any], include_archived: bool,
+    def memories_mentioning(self, entity_ids: Iterable[str], filters: ScopeFilters, include_archived: bool,
                             limit: int) -> list[str]:
         """Memories of a scope that name any of the entities (most recent first)."""
         where, params = _where(filters, include_archived)
@@ -220,25 +239,19 @@ class MemorySqlMixin(SqlHelpers):
             f" WHERE x.entity_id IN ({','.join('?' * len(ids))}) AND {where} ORDER BY m.rowid_ DESC LIMIT ?",
             [*ids, *params, limit])]
 
-    def has_entities(self) -> bool:
-        """Whether the knowledge graph holds any entity."""
-        return self.conn.execute("SELECT 1 FROM nodes WHERE kind = 'entity' LIMIT 1").fetchone() is not None
-
-    # -- full text ----------------------------------------------------------------------------
-
     def _memory_fts_expr(self, text: str) -> str | None:
         total = self.conn.execute("SELECT coalesce(max(rowid_), 0) FROM memories").fetchone()[0]
         return pruned_fts_query(self.conn, "memories_fts", text, total)
 
     @staticmethod
-    def _scoped_expr(words: str, filters: Mapping[str, Any]) -> str:
+    def _scoped_expr(words: str, filters: ScopeFilters) -> str:
         """``scope : "u<hex>" AND ... AND text : (words)`` (see migration 0008)."""
         scope = [f'scope : "{p}{value.encode("utf-8").hex()}"' for p, key in _SCOPE_TOKENS
                  if isinstance(value := filters.get(key), str)]
         return " AND ".join([*scope, f"text : ({words})"])
 
-    def search_memories_fts(self, text: str, filters: Mapping[str, Any], include_archived: bool,
-                            k: int) -> list[tuple[str, float]]:
+    def search_memories_fts(self, text: str, filters: ScopeFilters, include_archived: bool,
+                            k: int) -> list[ScoredId]:
         """BM25-ranked memories of a scope matching any word of ``text`` (never FTS syntax)."""
         expr = self._memory_fts_expr(text)
         if expr is None or k <= 0:
@@ -248,7 +261,7 @@ class MemorySqlMixin(SqlHelpers):
             f"SELECT m.id, -bm25(memories_fts, 1.0, 0.0) AS score FROM memories_fts JOIN memories m"
             f" ON m.rowid_ = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
             f" ORDER BY bm25(memories_fts, 1.0, 0.0) LIMIT ?", [self._scoped_expr(expr, filters), *params, k])
-        return [(r[0], float(r[1])) for r in rows]
+        return [ScoredId(r[0], float(r[1])) for r in rows]
 
     def memory_bm25(self, text: str, memory_ids: Sequence[str]) -> dict[str, float]:
         """BM25 of ``text`` for the given memories (those matching at least one word)."""
@@ -265,9 +278,7 @@ class MemorySqlMixin(SqlHelpers):
             out.update({r[0]: float(r[1]) for r in rows})
         return out
 
-    # -- edges --------------------------------------------------------------------------------
-
-    def insert_memory_edges(self, edges: Sequence[tuple[str, str, str, str, float, str]]) -> int:
+    def insert_memory_edges(self, edges: Sequence[MemoryEdgeInput]) -> int:
         """Insert ``(id, source, target, type, weight, now)`` memory edges (manual, base weight in
         properties); existing ``(source, type, target)`` edges are left alone. Returns how many are new."""
         before = self.conn.total_changes
@@ -278,29 +289,28 @@ class MemorySqlMixin(SqlHelpers):
         return self.conn.total_changes - before
 
     def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32
-                          ) -> dict[str, list[tuple[str, float, str]]]:
+                          ) -> dict[str, list[MemoryNeighbour]]:
         """Memory-to-memory edges of each memory (either direction), its ``per_node`` strongest
         each way: ``{id: [(other, weight, type)]}``. Bounded so that a hub (a memory hundreds of
         later ones are topic-similar to) costs what any memory does (the (node, confidence)
         indexes of migration 0003 serve each read)."""
-        out: dict[str, list[tuple[str, float, str]]] = {}
+        out: dict[str, list[MemoryNeighbour]] = {}
         for mid in dict.fromkeys(memory_ids):
             lst = out.setdefault(mid, [])
-            for t, w, ty in self._rows("SELECT target, confidence, type FROM edges WHERE source = ? AND confidence >= ?"
-                                       " ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node)):
-                lst.append((t, float(w), ty))
-            for s, w, ty in self._rows("SELECT source, confidence, type FROM edges WHERE target = ? AND confidence >= ?"
-                                       " ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node)):
-                lst.append((s, float(w), ty))
+            # confidence is a REAL column: SQLite hands back floats, so rows go straight into the tuple type.
+            lst += self._rows_as(MemoryNeighbour, "SELECT target, confidence, type FROM edges WHERE source = ?"
+                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
+            lst += self._rows_as(MemoryNeighbour, "SELECT source, confidence, type FROM edges WHERE target = ?"
+                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
         return out
 
     def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
-                           ) -> list[tuple[str, str, str, float]]:
+                           ) -> list[MemoryEdgeRow]:
         """``(source, target, type, weight)`` of the edges whose two ends are among ``memory_ids``."""
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return []
-        out: list[tuple[str, str, str, float]] = []
+        out: list[MemoryEdgeRow] = []
         wanted = set(ids)
         for part in batches(ids, MAX_VARS // 2):
             marks = ",".join("?" * len(part))
@@ -308,31 +318,19 @@ class MemorySqlMixin(SqlHelpers):
                     f"SELECT source, target, type, confidence FROM edges WHERE source IN ({marks}) AND confidence >= ?",
                     [*part, min_weight]):
                 if t in wanted:
-                    out.append((s, t, ty, float(w)))
+                    out.append(MemoryEdgeRow(s, t, ty, float(w)))
         return sorted(out, key=lambda e: (-e[3], e[0], e[1], e[2]))
 
-    def memory_edge_decay_rows(self) -> list[tuple[str, str, float, float, str, str, str]]:
+    def memory_edge_decay_rows(self) -> list[MemoryEdgeDecay]:
         """``(edge id, type, weight, base weight, created_at, source used_at, target used_at)`` of every
         memory-to-memory edge."""
-        return [(r[0], r[1], float(r[2]), float(r[3] if r[3] is not None else r[2]), r[4], r[5], r[6])
+        return [MemoryEdgeDecay(r[0], r[1], float(r[2]), float(r[3] if r[3] is not None else r[2]), r[4], r[5], r[6])
                 for r in self._rows(
                     "SELECT e.id, e.type, e.confidence, json_extract(e.properties, '$.w0'), e.created_at,"
                     " a.used_at, b.used_at FROM edges e JOIN memories a ON a.id = e.source"
                     " JOIN memories b ON b.id = e.target")]
 
-    def set_edge_weights(self, weights: Sequence[tuple[float, str]], now: str) -> None:
-        """``(weight, edge id)`` updates."""
-        self.conn.executemany("UPDATE edges SET confidence = ?, updated_at = ? WHERE id = ?",
-                              [(w, now, i) for w, i in weights])
-
-    def delete_edges_by_id(self, edge_ids: Sequence[str]) -> int:
-        """Delete edges by id; returns how many went."""
-        n = 0
-        for part in batches(list(edge_ids)):
-            n += self.conn.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(part))})", part).rowcount
-        return n
-
-    def delete_memory_edges(self, filters: Mapping[str, Any], keep_types: Sequence[str] = ()) -> int:
+    def delete_memory_edges(self, filters: ScopeFilters, keep_types: Sequence[str] = ()) -> int:
         """Delete the memory-to-memory edges of a scope (all memories without filters), except
         those of ``keep_types``."""
         where, params = _where(filters, True)
@@ -351,14 +349,12 @@ class MemorySqlMixin(SqlHelpers):
                 f" WHERE target IN ({marks})", [*part, *part])}
         return out
 
-    # -- decay, use and feedback -------------------------------------------------------------
-
-    def memory_decay_rows(self) -> list[tuple[str, str, float, float, float]]:
+    def memory_decay_rows(self) -> list[MemoryDecay]:
         """``(id, used_at, quality, floor, relevance)`` of every live memory."""
-        return [(r[0], r[1], float(r[2]), float(r[3]), float(r[4])) for r in self._rows(
+        return [MemoryDecay(r[0], r[1], float(r[2]), float(r[3]), float(r[4])) for r in self._rows(
             "SELECT id, used_at, quality, floor, relevance FROM memories WHERE archived = 0")]
 
-    def set_memory_relevance(self, values: Sequence[tuple[float, str]]) -> None:
+    def set_memory_relevance(self, values: Sequence[WeightUpdate]) -> None:
         """``(relevance, id)`` updates."""
         self.conn.executemany("UPDATE memories SET relevance = ? WHERE id = ?", values)
 
@@ -389,21 +385,21 @@ class MemorySqlMixin(SqlHelpers):
         col = "helpful" if helpful else "unhelpful"
         self.conn.execute(f"UPDATE memories SET {col} = {col} + 1 WHERE id = ?", (memory_id,))
 
-    def memory_feedback(self, memory_ids: Iterable[str], limit_per: int = 20) -> dict[str, list[tuple[str, bool]]]:
+    def memory_feedback(self, memory_ids: Iterable[str], limit_per: int = 20) -> dict[str, list[Feedback]]:
         """The latest feedback ``(query, helpful)`` per memory."""
-        out: dict[str, list[tuple[str, bool]]] = {}
+        out: dict[str, list[Feedback]] = {}
         for r in self._rows_in("SELECT memory_id, query, helpful FROM memory_feedback WHERE memory_id IN ({ids})"
                                " ORDER BY id DESC", memory_ids):
             lst = out.setdefault(r[0], [])
             if len(lst) < limit_per:
-                lst.append((r[1], bool(r[2])))
+                lst.append(Feedback(r[1], bool(r[2])))
         return out
 
-    def memory_llm_budget(self, key: str) -> tuple[str, int, str | None] | None:
+    def memory_llm_budget(self, key: str) -> LLMBudget | None:
         """``(day, tokens used, cooldown until)`` of an LLM budget."""
         r = self.conn.execute("SELECT day, tokens, cooldown_until FROM memory_llm_budget WHERE budget_key = ?",
                               (key,)).fetchone()
-        return (r[0], int(r[1]), r[2]) if r else None
+        return LLMBudget(r[0], int(r[1]), r[2]) if r else None
 
     def set_memory_llm_budget(self, key: str, day: str, tokens: int, cooldown_until: str | None) -> None:
         """Persist an LLM budget."""
@@ -412,9 +408,7 @@ class MemorySqlMixin(SqlHelpers):
             " ON CONFLICT(budget_key) DO UPDATE SET day = excluded.day, tokens = excluded.tokens,"
             " cooldown_until = excluded.cooldown_until", (key, day, tokens, cooldown_until))
 
-    # -- stats ------------------------------------------------------------------------------
-
-    def memory_stats(self, filters: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_stats(self, filters: ScopeFilters) -> MemoryStats:
         """Counts of memories (live, archived) and of their edges by type, within a scope."""
         where, params = _where(filters, True)
         r = self.conn.execute(

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import cast
 
+from ...errors import InvalidInput
+from ..rows import EdgeRow, ScoredId, SkillEdgeAdd, SkillEdgeReweight, SkillFileRow, SkillListRow, SkillRow
 from .fts import _fts_query
 from .sqlbase import SqlHelpers, batches
 
 __all__ = ["SkillSqlMixin", "SKILL_EDGE_TYPES"]
 
 SKILL_EDGE_TYPES = ("related", "sibling", "similar", "mentions")
+_FTS_FIELDS = ("name", "triggers", "tags", "description", "body")  # the columns of skills_fts, in order
 _LIST_COLUMNS = ("rid, skill_id, node_id, root, path, name, name_key, description, category, tags, triggers,"
                  " related, sha256, size, mtime_ns")
 
@@ -22,16 +25,16 @@ class SkillSqlMixin(SqlHelpers):
 
     conn: sqlite3.Connection
 
-    def skill_files(self, root: str) -> dict[str, sqlite3.Row]:
+    def skill_files(self, root: str) -> dict[str, SkillFileRow]:
         """``{skill_id: row(skill_id, root, sha256, size, mtime_ns, node_id)}`` of one root."""
-        return {r["skill_id"]: r for r in self._rows(
+        return {r["skill_id"]: cast(SkillFileRow, dict(r)) for r in self._rows(
             "SELECT skill_id, root, sha256, size, mtime_ns, node_id FROM skills WHERE root = ?", (root,))}
 
     def skill_roots_of(self, skill_ids: Iterable[str]) -> dict[str, str]:
         """The root each existing skill id was indexed from."""
         return self._map_in("SELECT skill_id, root FROM skills WHERE skill_id IN ({ids})", skill_ids)
 
-    def upsert_skill(self, row: Mapping[str, Any]) -> None:
+    def upsert_skill(self, row: Mapping[str, object]) -> None:
         """Insert or update one skill row (its node must exist)."""
         cols = ("skill_id", "node_id", "root", "path", "name", "name_key", "description", "category", "tags",
                 "triggers", "related", "body", "meta", "sha256", "size", "mtime_ns", "updated_at")
@@ -59,26 +62,30 @@ class SkillSqlMixin(SqlHelpers):
         for part in batches(list(node_ids)):
             self.conn.execute(f"DELETE FROM nodes WHERE kind = 'skill' AND id IN ({','.join('?' * len(part))})", part)
 
-    def list_skill_rows(self) -> list[sqlite3.Row]:
+    def list_skill_rows(self) -> list[SkillListRow]:
         """Every skill without its body, in row order."""
-        return self._rows(f"SELECT {_LIST_COLUMNS} FROM skills ORDER BY rid")
+        return [cast(SkillListRow, dict(r)) for r in self._rows(f"SELECT {_LIST_COLUMNS} FROM skills ORDER BY rid")]
 
-    def get_skill_row(self, skill_id: str) -> sqlite3.Row | None:
+    def get_skill_row(self, skill_id: str) -> SkillRow | None:
         """One skill with its body and meta."""
         rows = self._rows("SELECT * FROM skills WHERE skill_id = ?", (skill_id,))
-        return rows[0] if rows else None
+        return cast(SkillRow, dict(rows[0])) if rows else None
 
     def skill_bodies(self, skill_ids: Iterable[str]) -> dict[str, str]:
         """Bodies of some skills."""
         return self._map_in("SELECT skill_id, body FROM skills WHERE skill_id IN ({ids})", skill_ids)
 
-    def skill_rows_after(self, after_rid: int, limit: int) -> list[sqlite3.Row]:
+    def skill_rows_after(self, after_rid: int, limit: int) -> list[SkillListRow]:
         """Skills (without bodies) with rid > ``after_rid``, in row order (for reindex)."""
-        return self._rows(f"SELECT {_LIST_COLUMNS} FROM skills WHERE rid > ? ORDER BY rid LIMIT ?", (after_rid, limit))
+        rows = self._rows(f"SELECT {_LIST_COLUMNS} FROM skills WHERE rid > ? ORDER BY rid LIMIT ?", (after_rid, limit))
+        return [cast(SkillListRow, dict(r)) for r in rows]
 
-    def skill_bm25(self, text: str, weights: Sequence[float], limit: int) -> list[tuple[str, float]]:
+    def skill_bm25(self, text: str, weights: Sequence[float], limit: int) -> list[ScoredId]:
         """Fielded BM25 (columns name, triggers, tags, description, body weighted by ``weights``):
         ``[(skill_id, score)]``, best first, score > 0."""
+        if len(weights) != len(_FTS_FIELDS):
+            raise InvalidInput(f"weights: give {len(_FTS_FIELDS)} BM25 weights ({', '.join(_FTS_FIELDS)}), "
+                               f"got {len(weights)}")
         expr = _fts_query(text)
         if expr is None:
             return []
@@ -87,7 +94,7 @@ class SkillSqlMixin(SqlHelpers):
             " JOIN skills s ON s.rid = skills_fts.rowid WHERE skills_fts MATCH ? ORDER BY r LIMIT ?",
             (*weights, expr, limit),
         )
-        return [(r[0], -float(r[1])) for r in rows]
+        return [ScoredId(r[0], -float(r[1])) for r in rows]
 
     def skills_with_phrase_in_body(self, phrase_words: Sequence[str]) -> list[str]:
         """Skill ids whose body contains the words as a phrase (candidates; callers verify)."""
@@ -98,16 +105,16 @@ class SkillSqlMixin(SqlHelpers):
             "SELECT s.skill_id FROM skills_fts JOIN skills s ON s.rid = skills_fts.rowid"
             " WHERE skills_fts MATCH ?", (f"body : {phrase}",))]
 
-    def skill_edges(self) -> list[tuple[str, str, str, float, str]]:
+    def skill_edges(self) -> list[EdgeRow]:
         """``(source, type, target, weight, edge id)`` of every edge between skills."""
         types = ",".join(f"'{t}'" for t in SKILL_EDGE_TYPES)
-        return [(r[0], r[1], r[2], float(r[3]), r[4]) for r in self._rows(
+        return [EdgeRow(r[0], r[1], r[2], float(r[3]), r[4]) for r in self._rows(
             "SELECT e.source, e.type, e.target, e.confidence, e.id FROM edges e"
             " JOIN skills a ON a.node_id = e.source JOIN skills b ON b.node_id = e.target"
             f" WHERE e.type IN ({types})")]
 
-    def apply_skill_edges(self, add: Sequence[tuple[str, str, str, str, float]], remove: Sequence[str],
-                          reweight: Sequence[tuple[str, float]], now: str) -> None:
+    def apply_skill_edges(self, add: Sequence[SkillEdgeAdd], remove: Sequence[str],
+                          reweight: Sequence[SkillEdgeReweight], now: str) -> None:
         """Insert ``(id, source, type, target, weight)``, delete edge ids, change weights."""
         for part in batches(list(remove)):
             self.conn.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(part))})", part)

@@ -1,12 +1,17 @@
-"""Query helpers shared by the SQLite backend's classes (the store and its mixins)."""
+"""Helpers shared by the SQL mixins of the SQLite backend: batched IN-lists and row decoding."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["SqlHelpers", "MAX_VARS", "batches"]
+from ...models import Edge
+
+__all__ = ["SqlHelpers", "MAX_VARS", "batches", "marks", "edge_from_row"]
+
+T = TypeVar("T", bound=tuple[Any, ...])
 
 MAX_VARS = 500  # bound parameters per IN (...) list, well under SQLite's limit
 
@@ -17,6 +22,22 @@ def batches(seq: Sequence[Any], n: int = MAX_VARS) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
+def marks(n: int) -> str:
+    """``?,?,...`` for an IN list of ``n`` parameters."""
+    return ",".join("?" * n)
+
+
+def edge_from_row(r: sqlite3.Row) -> Edge:
+    """An :class:`Edge` from a ``SELECT *`` row of ``edges``."""
+    return Edge(
+        id=r["id"], source=r["source"], target=r["target"], type=r["type"], confidence=r["confidence"],
+        created_at=r["created_at"], updated_at=r["updated_at"], valid_from=r["valid_from"],
+        valid_to=r["valid_to"], manual=bool(r["manual"]),
+        # Most edges have no properties: skip the JSON decoder for them.
+        properties={} if r["properties"] == "{}" else json.loads(r["properties"]),
+    )
+
+
 class SqlHelpers:
     """``_rows`` plus IN-list queries run in batches, with duplicates removed."""
 
@@ -24,6 +45,13 @@ class SqlHelpers:
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
+
+    def _rows_as(self, row_type: type[T], sql: str, params: Sequence[Any] = ()) -> list[T]:
+        """Rows of ``sql`` built straight into the tuple type ``row_type`` (a NamedTuple whose fields are
+        the selected columns, in order): on hot paths this is cheaper than reading sqlite3.Row items."""
+        cur = self.conn.cursor()
+        cur.row_factory = lambda _cursor, row: tuple.__new__(row_type, row)
+        return cur.execute(sql, params).fetchall()
 
     def _rows_in(self, sql: str, ids: Iterable[Any], before: Sequence[Any] = (),
                  after: Sequence[Any] = ()) -> Iterator[sqlite3.Row]:

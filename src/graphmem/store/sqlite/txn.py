@@ -15,7 +15,6 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from ...errors import BackendError, StoreBusy
 
@@ -198,7 +197,7 @@ class TransactionMixin:
             else:
                 self.conn.execute("RELEASE gm_unit")
 
-    def try_write(self, fn: Callable[[], Any]) -> bool:
+    def try_write(self, fn: Callable[[], object]) -> bool:
         """Run ``fn`` in a write transaction only if the write lock is free right now.
 
         For bookkeeping that a read does on the side (use counts, decay): it never waits for

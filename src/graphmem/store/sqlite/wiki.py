@@ -1,43 +1,44 @@
 """The wiki's SQL (SQLite backend): pages, their links, claims and cited documents, the
 index counts, regeneration marks, lint queries, and the bounded graph reads that generated
-pages are built from. Mixed into :class:`SqliteStore`; see the "wiki" section of
-:mod:`graphmem.store.base` for the contract.
-
-Every read that feeds a generated page is bounded by an index range and a LIMIT, so that
-the page of an entity with ten thousand relations costs what the page of a small one costs.
+pages are built from (the bounded graph and evidence reads are in graph.py and evidence.py).
+Mixed into :class:`SqliteStore`; the contract is :class:`graphmem.store.protocols.WikiStore`.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...models import PAGE, Document, Edge, Page, PageLink, Provenance
+from ...models import PAGE, Page, PageLink
 from ...text import normalize_name, query_words
+from ..rows import (
+    Backlink,
+    BrokenLink,
+    FlaggedPage,
+    IndexCount,
+    IndexRow,
+    OneWayLink,
+    PageClaim,
+    PageHit,
+    PageSource,
+    PageStat,
+    StaleSource,
+    StatedType,
+    UncitedClaim,
+)
 from .fts import _fts_query
 from .highlight import HIT_CLOSE, HIT_OPEN, bold_hits
+from .sqlbase import SqlHelpers, batches, marks
 
 __all__ = ["WikiSqlMixin"]
 
-_MAX_VARS = 500
-# Per-document reads must use the (doc_id, version) index: left to itself the planner picks
-# (item_kind, item_id) for "item_kind = 'edge'" and scans every edge's evidence.
-_BY_DOC = "INDEXED BY provenance_doc"
+
 _PAGE_COLS = (
     "id, slug, category, shard, title, title_norm, path, summary, tags, front_matter, content_hash, size,"
     " mtime_ns, node_id, subject, entity_type, contradictions, stub, created_at, updated_at"
 )
-
-
-def _parts(seq: Sequence[Any], n: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 def _page(r: sqlite3.Row) -> Page:
@@ -52,34 +53,18 @@ def _page(r: sqlite3.Row) -> Page:
     )
 
 
-def _edge(r: sqlite3.Row) -> Edge:
-    return Edge(
-        id=r["id"], source=r["source"], target=r["target"], type=r["type"], confidence=r["confidence"],
-        created_at=r["created_at"], updated_at=r["updated_at"], valid_from=r["valid_from"],
-        valid_to=r["valid_to"], manual=bool(r["manual"]),
-        properties={} if r["properties"] == "{}" else json.loads(r["properties"]),
-    )
-
-
-class WikiSqlMixin:
+class WikiSqlMixin(SqlHelpers):
     """Wiki persistence over the SQLite connection of the store it is mixed into."""
-
-    conn: sqlite3.Connection
-
-    def _wq(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
-
-    # -- pages ------------------------------------------------------------------------------
 
     def get_page(self, slug: str, with_content: bool = False) -> Page | None:
         """The page with this slug."""
         cols = _PAGE_COLS + (", content" if with_content else "")
-        rows = self._wq(f"SELECT {cols} FROM pages WHERE slug = ?", (slug,))
+        rows = self._rows(f"SELECT {cols} FROM pages WHERE slug = ?", (slug,))
         return _page(rows[0]) if rows else None
 
     def find_page(self, category: str, title_norm: str) -> Page | None:
         """The page of a category with this normalised title."""
-        rows = self._wq(f"SELECT {_PAGE_COLS} FROM pages WHERE category = ? AND title_norm = ? ORDER BY id LIMIT 1",
+        rows = self._rows(f"SELECT {_PAGE_COLS} FROM pages WHERE category = ? AND title_norm = ? ORDER BY id LIMIT 1",
                         (category, title_norm))
         return _page(rows[0]) if rows else None
 
@@ -87,8 +72,8 @@ class WikiSqlMixin:
         """Generated pages by subject (``entity:<id>``, ``doc:<id>``)."""
         keys = list(dict.fromkeys(subjects))
         out: dict[str, Page] = {}
-        for part in _parts(keys):
-            for r in self._wq(f"SELECT {_PAGE_COLS} FROM pages WHERE subject IN ({_marks(len(part))})", part):
+        for part in batches(keys):
+            for r in self._rows(f"SELECT {_PAGE_COLS} FROM pages WHERE subject IN ({marks(len(part))})", part):
                 out[r["subject"]] = _page(r)
         return out
 
@@ -96,8 +81,8 @@ class WikiSqlMixin:
         """``subject -> slug`` of generated pages (no row decoding: for links)."""
         keys = list(dict.fromkeys(subjects))
         out: dict[str, str] = {}
-        for part in _parts(keys):
-            for r in self._wq(f"SELECT subject, slug FROM pages WHERE subject IN ({_marks(len(part))})", part):
+        for part in batches(keys):
+            for r in self._rows(f"SELECT subject, slug FROM pages WHERE subject IN ({marks(len(part))})", part):
                 out[r[0]] = r[1]
         return out
 
@@ -105,8 +90,8 @@ class WikiSqlMixin:
         """``slug -> subject`` (None for pages nobody generates) of existing pages."""
         keys = list(dict.fromkeys(slugs))
         out: dict[str, str | None] = {}
-        for part in _parts(keys):
-            for r in self._wq(f"SELECT slug, subject FROM pages WHERE slug IN ({_marks(len(part))})", part):
+        for part in batches(keys):
+            for r in self._rows(f"SELECT slug, subject FROM pages WHERE slug IN ({marks(len(part))})", part):
                 out[r[0]] = r[1]
         return out
 
@@ -114,19 +99,19 @@ class WikiSqlMixin:
         """Pages by slug (content omitted)."""
         keys = list(dict.fromkeys(slugs))
         out: dict[str, Page] = {}
-        for part in _parts(keys):
-            for r in self._wq(f"SELECT {_PAGE_COLS} FROM pages WHERE slug IN ({_marks(len(part))})", part):
+        for part in batches(keys):
+            for r in self._rows(f"SELECT {_PAGE_COLS} FROM pages WHERE slug IN ({marks(len(part))})", part):
                 out[r["slug"]] = _page(r)
         return out
 
     def slugs_taken(self, base: str) -> set[str]:
         """``base`` and ``base-*`` slugs in use (one index range)."""
-        rows = self._wq("SELECT slug FROM pages WHERE slug = ? OR (slug > ? AND slug < ?)",
+        rows = self._rows("SELECT slug FROM pages WHERE slug = ? OR (slug > ? AND slug < ?)",
                         (base, base + "-", base + "."))
         return {r[0] for r in rows}
 
-    def save_page(self, page: Page, links: Sequence[PageLink], claims: Sequence[tuple[str, int, str]],
-                  sources: Sequence[tuple[str, int | None]]) -> None:
+    def save_page(self, page: Page, links: Sequence[PageLink], claims: Sequence[PageClaim],
+                  sources: Sequence[PageSource]) -> None:
         """Insert or replace (by slug) a page with its links, claims ``(edge id, line, text)``
         and cited documents ``(doc id, version)``; keeps its graph node (kind page) in step."""
         c = self.conn
@@ -178,7 +163,7 @@ class WikiSqlMixin:
 
     def delete_page_row(self, slug: str) -> bool:
         """Remove a page from the index with its links, claims, sources and graph node."""
-        rows = self._wq("SELECT node_id FROM pages WHERE slug = ?", (slug,))
+        rows = self._rows("SELECT node_id FROM pages WHERE slug = ?", (slug,))
         if not rows:
             return False
         self.conn.execute("DELETE FROM pages WHERE slug = ?", (slug,))
@@ -195,24 +180,24 @@ class WikiSqlMixin:
             params.append(category)
         sql += " ORDER BY category, title_norm, slug LIMIT ? OFFSET ?"
         params += [-1 if limit is None else limit, offset]
-        return [_page(r) for r in self._wq(sql, params)]
+        return [_page(r) for r in self._rows(sql, params)]
 
-    def page_files(self) -> dict[str, tuple[str, int, int, str]]:
+    def page_files(self) -> dict[str, PageStat]:
         """Every indexed page: ``path -> (slug, size, mtime_ns, content_hash)``."""
-        return {r[0]: (r[1], r[2], r[3], r[4])
-                for r in self._wq("SELECT path, slug, size, mtime_ns, content_hash FROM pages")}
+        return {r[0]: PageStat(r[1], r[2], r[3], r[4])
+                for r in self._rows("SELECT path, slug, size, mtime_ns, content_hash FROM pages")}
 
-    def page_stats(self, paths: Iterable[str]) -> dict[str, tuple[str, int, int, str]]:
+    def page_stats(self, paths: Iterable[str]) -> dict[str, PageStat]:
         """Like :meth:`page_files` for some paths."""
         keys = list(dict.fromkeys(paths))
-        out: dict[str, tuple[str, int, int, str]] = {}
-        for part in _parts(keys):
-            for r in self._wq(f"SELECT path, slug, size, mtime_ns, content_hash FROM pages WHERE path IN"
-                              f" ({_marks(len(part))})", part):
-                out[r[0]] = (r[1], r[2], r[3], r[4])
+        out: dict[str, PageStat] = {}
+        for part in batches(keys):
+            for r in self._rows(f"SELECT path, slug, size, mtime_ns, content_hash FROM pages WHERE path IN"
+                              f" ({marks(len(part))})", part):
+                out[r[0]] = PageStat(r[1], r[2], r[3], r[4])
         return out
 
-    def search_pages(self, text: str, k: int = 10, category: str | None = None) -> list[tuple[Page, float, str]]:
+    def search_pages(self, text: str, k: int = 10, category: str | None = None) -> list[PageHit]:
         """BM25 over title (weighted x5) and body; ``(page, score, snippet)`` best first (matched
         words in the snippet are in ``**bold**``: square brackets would read as wikilinks).
 
@@ -240,77 +225,74 @@ class WikiSqlMixin:
         if not top:
             return []
         ids = [rowid for rowid, _ in top]
-        marks = _marks(len(ids))
-        snips = {r[0]: r[1] for r in self._wq(
+        in_ids = marks(len(ids))
+        snips = {r[0]: r[1] for r in self._rows(
             f"SELECT rowid, snippet(pages_fts, -1, '{HIT_OPEN}', '{HIT_CLOSE}', '…', 16) FROM pages_fts"
-            f" WHERE pages_fts MATCH ? AND rowid IN ({marks})", [full, *ids])}
-        pages = {r["id"]: _page(r) for r in self._wq(f"SELECT {_PAGE_COLS} FROM pages WHERE id IN ({marks})", ids)}
-        return [(pages[rowid], -score, bold_hits(snips.get(rowid, ""))) for rowid, score in top if rowid in pages]
+            f" WHERE pages_fts MATCH ? AND rowid IN ({in_ids})", [full, *ids])}
+        pages = {r["id"]: _page(r) for r in self._rows(f"SELECT {_PAGE_COLS} FROM pages WHERE id IN ({in_ids})", ids)}
+        return [PageHit(pages[rowid], -score, bold_hits(snips.get(rowid, "")))
+                for rowid, score in top if rowid in pages]
 
     def _rank_pages(self, expr: str, k: int, category: str | None) -> list[tuple[int, float]]:
         if category is None:
-            rows = self._wq("SELECT rowid, bm25(pages_fts, 5.0, 1.0) AS s FROM pages_fts WHERE pages_fts MATCH ?"
+            rows = self._rows("SELECT rowid, bm25(pages_fts, 5.0, 1.0) AS s FROM pages_fts WHERE pages_fts MATCH ?"
                             " ORDER BY s LIMIT ?", (expr, k))
         else:
-            rows = self._wq("SELECT pages_fts.rowid, bm25(pages_fts, 5.0, 1.0) AS s FROM pages_fts JOIN pages p"
+            rows = self._rows("SELECT pages_fts.rowid, bm25(pages_fts, 5.0, 1.0) AS s FROM pages_fts JOIN pages p"
                             " ON p.id = pages_fts.rowid WHERE pages_fts MATCH ? AND p.category = ? ORDER BY s LIMIT ?",
                             (expr, category, k))
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def page_backlinks(self, slug: str, limit: int | None = None, category: str | None = None
-                       ) -> list[tuple[str, int]]:
+                       ) -> list[Backlink]:
         """``(source slug, line)`` of links to ``slug`` from other pages (of ``category``), oldest
         first (index order: no sort over a hub's thousands of backlinks)."""
         if category is None:
-            rows = self._wq("SELECT source, line FROM page_links WHERE target = ? AND source != ?"
+            rows = self._rows("SELECT source, line FROM page_links WHERE target = ? AND source != ?"
                             " ORDER BY id LIMIT ?", (slug, slug, -1 if limit is None else limit))
         else:
-            rows = self._wq("SELECT l.source, l.line FROM page_links l JOIN pages p ON p.slug = l.source"
+            rows = self._rows("SELECT l.source, l.line FROM page_links l JOIN pages p ON p.slug = l.source"
                             " WHERE l.target = ? AND l.source != ? AND p.category = ? ORDER BY l.id"
                             " LIMIT ?", (slug, slug, category, -1 if limit is None else limit))
-        return [(r[0], r[1]) for r in rows]
+        return [Backlink(r[0], r[1]) for r in rows]
 
     def page_links_of(self, slug: str) -> list[PageLink]:
         """The links a page makes, in order."""
         return [PageLink(r[0], r[1], r[2]) for r in
-                self._wq("SELECT target, line, label FROM page_links WHERE source = ? ORDER BY line, id", (slug,))]
+                self._rows("SELECT target, line, label FROM page_links WHERE source = ? ORDER BY line, id", (slug,))]
 
     def pages_linking_to(self, targets: Iterable[str], limit: int = 100) -> list[str]:
         """Slugs of pages linking to any of ``targets``."""
         keys = list(dict.fromkeys(targets))
         out: list[str] = []
-        for part in _parts(keys):
-            for r in self._wq(f"SELECT DISTINCT source FROM page_links WHERE target IN ({_marks(len(part))})"
+        for part in batches(keys):
+            for r in self._rows(f"SELECT DISTINCT source FROM page_links WHERE target IN ({marks(len(part))})"
                               " ORDER BY source LIMIT ?", [*part, limit]):
                 if r[0] not in out:
                     out.append(r[0])
         return out[:limit]
 
-    # -- index.md ---------------------------------------------------------------------------
-
-    def wiki_index_counts(self) -> list[tuple[str, str, int]]:
+    def wiki_index_counts(self) -> list[IndexCount]:
         """``(category, shard, pages)`` for every non-empty shard."""
-        return [(r[0], r[1], r[2]) for r in
-                self._wq("SELECT category, shard, n FROM wiki_index_counts WHERE n > 0 ORDER BY category, shard")]
+        return [IndexCount(r[0], r[1], r[2]) for r in
+                self._rows("SELECT category, shard, n FROM wiki_index_counts WHERE n > 0 ORDER BY category, shard")]
 
     def wiki_index_rows(self, category: str, shard: str | None = None,
-                        limit: int | None = None) -> list[tuple[str, str, str]]:
+                        limit: int | None = None) -> list[IndexRow]:
         """``(slug, title, summary)`` of a category (or one shard of it), by title."""
         if shard is None:
-            rows = self._wq("SELECT slug, title, summary FROM pages WHERE category = ? ORDER BY title_norm, slug"
+            rows = self._rows("SELECT slug, title, summary FROM pages WHERE category = ? ORDER BY title_norm, slug"
                             " LIMIT ?", (category, -1 if limit is None else limit))
         else:
-            rows = self._wq("SELECT slug, title, summary FROM pages WHERE category = ? AND shard = ?"
+            rows = self._rows("SELECT slug, title, summary FROM pages WHERE category = ? AND shard = ?"
                             " ORDER BY title_norm, slug LIMIT ?", (category, shard, -1 if limit is None else limit))
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [IndexRow(r[0], r[1], r[2]) for r in rows]
 
     def wiki_index_prev(self, category: str, shard: str, title_norm: str, slug: str) -> str | None:
         """The slug listed just before ``(title_norm, slug)`` in a shard (one index probe)."""
-        rows = self._wq("SELECT slug FROM pages WHERE category = ? AND shard = ? AND (title_norm, slug) < (?, ?)"
+        rows = self._rows("SELECT slug FROM pages WHERE category = ? AND shard = ? AND (title_norm, slug) < (?, ?)"
                         " ORDER BY title_norm DESC, slug DESC LIMIT 1", (category, shard, title_norm, slug))
         return rows[0][0] if rows else None
-
-    # -- regeneration marks --------------------------------------------------------------------
 
     def mark_wiki_dirty(self, keys: Iterable[str]) -> None:
         """Mark generated pages for regeneration (inside the transaction that changed them)."""
@@ -318,65 +300,63 @@ class WikiSqlMixin:
 
     def wiki_dirty(self, limit: int | None = None) -> list[str]:
         """Pages waiting for regeneration."""
-        return [r[0] for r in self._wq("SELECT key FROM wiki_dirty ORDER BY key LIMIT ?",
+        return [r[0] for r in self._rows("SELECT key FROM wiki_dirty ORDER BY key LIMIT ?",
                                        (-1 if limit is None else limit,))]
 
     def clear_wiki_dirty(self, keys: Iterable[str]) -> None:
         """Unmark regenerated pages."""
         self.conn.executemany("DELETE FROM wiki_dirty WHERE key = ?", [(k,) for k in keys])
 
-    # -- lint -------------------------------------------------------------------------------------
-
-    def wiki_broken_links(self) -> list[tuple[str, str, int]]:
+    def wiki_broken_links(self) -> list[BrokenLink]:
         """``(source, target, line)`` of links to pages that do not exist."""
-        return [(r[0], r[1], r[2]) for r in self._wq(
+        return [BrokenLink(r[0], r[1], r[2]) for r in self._rows(
             "SELECT l.source, l.target, l.line FROM page_links l"
             " WHERE NOT EXISTS (SELECT 1 FROM pages p WHERE p.slug = l.target) ORDER BY l.source, l.line")]
 
     def wiki_isolated_pages(self) -> list[str]:
         """Pages with no wikilinks at all."""
-        return [r[0] for r in self._wq(
+        return [r[0] for r in self._rows(
             "SELECT slug FROM pages p WHERE NOT EXISTS (SELECT 1 FROM page_links l WHERE l.source = p.slug)"
             " ORDER BY slug")]
 
     def wiki_unlinked_pages(self) -> list[str]:
         """Pages no other page links to."""
-        return [r[0] for r in self._wq(
+        return [r[0] for r in self._rows(
             "SELECT slug FROM pages p WHERE NOT EXISTS (SELECT 1 FROM page_links l WHERE l.target = p.slug"
             " AND l.source != p.slug) ORDER BY slug")]
 
-    def wiki_stale_sources(self) -> list[tuple[str, str, int | None, int | None]]:
+    def wiki_stale_sources(self) -> list[StaleSource]:
         """``(page, doc id, cited version, latest version or None if deleted)`` of citations
         of a superseded or deleted document."""
-        return [(r[0], r[1], r[2], r[3]) for r in self._wq(
+        return [StaleSource(r[0], r[1], r[2], r[3]) for r in self._rows(
             "SELECT s.page, s.doc_id, s.version, d.version FROM page_sources s"
             " LEFT JOIN documents d ON d.doc_id = s.doc_id AND d.is_latest = 1"
             " WHERE d.version IS NULL OR (s.version IS NOT NULL AND s.version < d.version)"
             " ORDER BY s.page, s.doc_id")]
 
-    def wiki_flagged_pages(self) -> list[tuple[str, int]]:
+    def wiki_flagged_pages(self) -> list[FlaggedPage]:
         """``(slug, flagged contradictions)`` of pages with a non-empty Contradictions section."""
-        return [(r[0], r[1]) for r in
-                self._wq("SELECT slug, contradictions FROM pages WHERE contradictions > 0 ORDER BY slug")]
+        return [FlaggedPage(r[0], r[1]) for r in
+                self._rows("SELECT slug, contradictions FROM pages WHERE contradictions > 0 ORDER BY slug")]
 
-    def wiki_stated_types(self) -> list[tuple[str, str | None, str, str]]:
+    def wiki_stated_types(self) -> list[StatedType]:
         """``(slug, subject, title_norm, stated type)`` of pages that state an entity type."""
-        return [(r[0], r[1], r[2], r[3]) for r in self._wq(
+        return [StatedType(r[0], r[1], r[2], r[3]) for r in self._rows(
             "SELECT slug, subject, title_norm, entity_type FROM pages WHERE entity_type IS NOT NULL ORDER BY slug")]
 
-    def wiki_uncited_claims(self) -> list[tuple[str, str, int, str, bool]]:
+    def wiki_uncited_claims(self) -> list[UncitedClaim]:
         """``(page, edge id, line, text, relation missing)`` of claims with no evidence left
         (hand-made relations count as supported)."""
-        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in self._wq(
+        return [UncitedClaim(r[0], r[1], r[2], r[3], bool(r[4])) for r in self._rows(
             "SELECT c.page, c.edge_id, c.line, c.text, e.id IS NULL FROM page_claims c"
             " LEFT JOIN edges e ON e.id = c.edge_id"
             " WHERE e.id IS NULL OR (e.manual = 0 AND NOT EXISTS (SELECT 1 FROM provenance p"
             " WHERE p.item_kind = 'edge' AND p.item_id = c.edge_id)) ORDER BY c.page, c.line")]
 
-    def wiki_one_way_links(self, from_category: str, to_category: str) -> list[tuple[str, str]]:
+    def wiki_one_way_links(self, from_category: str, to_category: str) -> list[OneWayLink]:
         """``(a, b)``: a page of ``from_category`` links a page of ``to_category`` that does
         not link back."""
-        return [(r[0], r[1]) for r in self._wq(
+        return [OneWayLink(r[0], r[1]) for r in self._rows(
             "SELECT DISTINCT l.source, l.target FROM page_links l"
             " JOIN pages a ON a.slug = l.source AND a.category = ?"
             " JOIN pages b ON b.slug = l.target AND b.category = ?"
@@ -385,116 +365,4 @@ class WikiSqlMixin:
 
     def wiki_stubs(self) -> list[str]:
         """Entity pages with no description, relations or mentions."""
-        return [r[0] for r in self._wq("SELECT slug FROM pages WHERE stub = 1 ORDER BY slug")]
-
-    # -- bounded graph reads for generated pages ---------------------------------------------------
-
-    def strongest_edges(self, node_id: str, limit: int) -> tuple[list[Edge], list[Edge]]:
-        """At most ``limit`` outgoing and ``limit`` incoming edges of a node, strongest first
-        (ties: oldest first, so a full hub page stops changing), each read from one index range."""
-        out = [_edge(r) for r in self._wq(
-            "SELECT * FROM edges INDEXED BY wiki_edges_source WHERE source = ?"
-            " ORDER BY confidence DESC, rowid LIMIT ?", (node_id, limit))]
-        inc = [_edge(r) for r in self._wq(
-            "SELECT * FROM edges INDEXED BY wiki_edges_target WHERE target = ?"
-            " ORDER BY confidence DESC, rowid LIMIT ?", (node_id, limit))]
-        return out, inc
-
-    def edges_of_types(self, node_id: str, types: Sequence[str], limit: int) -> list[Edge]:
-        """Outgoing edges of ``node_id`` with one of ``types`` (the unique index's prefix)."""
-        if not types:
-            return []
-        return [_edge(r) for r in self._wq(
-            f"SELECT * FROM edges WHERE source = ? AND type IN ({_marks(len(types))}) LIMIT ?",
-            [node_id, *types, limit])]
-
-    def find_edges(self, triples: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Edge]:
-        """Edges by ``(source, type, target)``: one unique-index probe each, in one statement."""
-        keys = list(dict.fromkeys(triples))
-        out: dict[tuple[str, str, str], Edge] = {}
-        for part in _parts(keys):
-            for r in self._wq(
-                "SELECT e.* FROM json_each(?) j JOIN edges e ON e.source = json_extract(j.value, '$[0]')"
-                " AND e.type = json_extract(j.value, '$[1]') AND e.target = json_extract(j.value, '$[2]')",
-                (json.dumps([list(t) for t in part]),)):
-                out[(r["source"], r["type"], r["target"])] = _edge(r)
-        return out
-
-    def first_provenance(self, item_kind: str, item_ids: Iterable[str]) -> dict[str, Provenance]:
-        """The first (oldest) evidence record of each item: one indexed probe per item."""
-        ids = list(dict.fromkeys(item_ids))
-        out: dict[str, Provenance] = {}
-        for part in _parts(ids):
-            rows = self._wq(
-                "SELECT p.* FROM provenance p WHERE p.id IN (SELECT (SELECT q.id FROM provenance q"
-                " WHERE q.item_kind = ? AND q.item_id = x.value ORDER BY q.id LIMIT 1) FROM json_each(?) x)",
-                (item_kind, json.dumps(list(part))),
-            )
-            for r in rows:
-                out[r["item_id"]] = Provenance(
-                    item_kind=r["item_kind"], item_id=r["item_id"], doc_id=r["doc_id"], version=r["version"],
-                    chunk_id=r["chunk_id"], start=r["start"], end=r["end"], text=r["text"],
-                    confidence=r["confidence"], id=r["id"], created_at=r["created_at"],
-                )
-        return out
-
-    def node_documents(self, node_id: str, limit: int) -> tuple[list[tuple[str, int]], bool]:
-        """Documents whose extraction named the node, first-named first: ``([(doc id, highest
-        version naming it)], more exist)``. Reads at most ``4 * limit + 1`` evidence records."""
-        rows = self._wq("SELECT doc_id FROM provenance WHERE item_kind = 'node' AND item_id = ? ORDER BY id LIMIT ?",
-                        (node_id, 4 * limit + 1))
-        docs = list(dict.fromkeys(r[0] for r in rows))
-        more = len(docs) > limit or len(rows) > 4 * limit
-        docs = docs[:limit]
-        versions: dict[str, int] = {}
-        for part in _parts(docs):
-            for r in self._wq(
-                f"SELECT doc_id, max(version) FROM provenance {_BY_DOC} WHERE doc_id IN ({_marks(len(part))})"
-                " AND item_kind = 'node' AND item_id = ? GROUP BY doc_id", [*part, node_id]):
-                versions[r[0]] = r[1]
-        return [(d, versions.get(d, 1)) for d in docs], more
-
-    def document_claims(self, doc_id: str, version: int, limit: int) -> list[tuple[Edge, Provenance]]:
-        """Edges a document version gives evidence for, with that version's first evidence
-        for each, in the order they were first stated."""
-        rows = self._wq(
-            "SELECT e.*, p.id AS p_id, p.chunk_id AS p_chunk, p.start AS p_start, p.\"end\" AS p_end,"
-            " p.text AS p_text, p.confidence AS p_conf, p.created_at AS p_created"
-            f" FROM (SELECT item_id, min(id) AS first FROM provenance {_BY_DOC} WHERE doc_id = ? AND version = ?"
-            " AND item_kind = 'edge' GROUP BY item_id) f JOIN edges e ON e.id = f.item_id"
-            " JOIN provenance p ON p.id = f.first ORDER BY f.first LIMIT ?", (doc_id, version, limit))
-        return [(_edge(r), Provenance("edge", r["id"], doc_id, version, r["p_chunk"], r["p_start"], r["p_end"],
-                                      r["p_text"], r["p_conf"], r["p_id"], r["p_created"])) for r in rows]
-
-    def document_claim_ids(self, doc_id: str, version: int) -> set[str]:
-        """Ids of the edges a document version gives evidence for."""
-        return {r[0] for r in self._wq(f"SELECT DISTINCT item_id FROM provenance {_BY_DOC} WHERE doc_id = ?"
-                                       " AND version = ? AND item_kind = 'edge'", (doc_id, version))}
-
-    def document_entity_ids(self, doc_id: str, version: int, limit: int) -> list[str]:
-        """Entities a document version names, in extraction order."""
-        return [r[0] for r in self._wq(
-            f"SELECT item_id FROM provenance {_BY_DOC} WHERE doc_id = ? AND version = ? AND item_kind = 'node'"
-            " GROUP BY item_id ORDER BY min(id) LIMIT ?", (doc_id, version, limit))]
-
-    def latest_documents(self, doc_ids: Iterable[str]) -> dict[str, Document]:
-        """Latest version of each document, content and metadata omitted."""
-        ids = list(dict.fromkeys(doc_ids))
-        out: dict[str, Document] = {}
-        for part in _parts(ids):
-            for r in self._wq(
-                "SELECT doc_id, version, title, source, content_hash, created_at, chunk_count"
-                f" FROM documents WHERE is_latest = 1 AND doc_id IN ({_marks(len(part))})", part):
-                out[r[0]] = Document(r[0], r[1], r[2], r[3], "", r[4], {}, r[5], True, r[6])
-        return out
-
-    def edges_supported_by(self, edge_ids: Iterable[str], doc_id: str, version: int) -> set[str]:
-        """Which of ``edge_ids`` have evidence in this document version."""
-        ids = list(dict.fromkeys(edge_ids))
-        out: set[str] = set()
-        for part in _parts(ids):
-            for r in self._wq(
-                f"SELECT DISTINCT item_id FROM provenance {_BY_DOC} WHERE doc_id = ? AND version = ?"
-                f" AND item_kind = 'edge' AND item_id IN ({_marks(len(part))})", [doc_id, version, *part]):
-                out.add(r[0])
-        return out
+        return [r[0] for r in self._rows("SELECT slug FROM pages WHERE stub = 1 ORDER BY slug")]

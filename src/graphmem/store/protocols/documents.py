@@ -1,0 +1,78 @@
+"""Documents (immutable versions) and their chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from ...models import Chunk, ChunkHit, Document
+from ..rows import ChunkInfo, DocSource, LostEvidence
+
+__all__ = ["DocumentStore"]
+
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """Document versions, their chunks, and full-text search over chunks."""
+
+    def insert_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
+        """Store a new version with its chunks; it becomes the latest (the previous latest stays,
+        ``is_latest`` False). The same ``(doc_id, version)`` twice, or a chunk id twice: BackendError."""
+        ...
+
+    def get_document(self, doc_id: str, version: int | None = None) -> Document | None:
+        """A version with its content; the latest when ``version`` is None. Missing: None."""
+        ...
+
+    def document_versions(self, doc_id: str) -> list[Document]:
+        """Every version, oldest first, content omitted (``""``). Missing: ``[]``."""
+        ...
+
+    def list_documents(self, limit: int | None = None, offset: int = 0) -> list[Document]:
+        """Latest versions by doc id, content omitted; ``limit`` None: all."""
+        ...
+
+    def latest_documents(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """Latest version per id, content and metadata omitted."""
+        ...
+
+    def delete_document(self, doc_id: str) -> LostEvidence:
+        """Delete every version with its chunks, mentions and evidence; returns the nodes and edges
+        that lost evidence (for :meth:`~graphmem.store.protocols.EvidenceStore.prune_unsupported`).
+        Missing: nothing deleted, empty sets."""
+        ...
+
+    def document_hashes(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Content hash of each latest version."""
+        ...
+
+    def document_source_files(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Absolute source file per latest version (metadata ``source_file``), only where recorded
+        as a non-empty string."""
+        ...
+
+    def documents_by_source_prefix(self, prefix: str) -> list[DocSource]:
+        """Latest versions whose source starts with ``prefix`` literally (``%`` and ``_`` are plain
+        characters), any order."""
+        ...
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        """Chunks by id (any version)."""
+        ...
+
+    def document_chunks(self, doc_id: str, version: int) -> list[Chunk]:
+        """Chunks of one version, by ordinal. Missing: ``[]``."""
+        ...
+
+    def chunk_info(self, chunk_ids: Iterable[str]) -> dict[str, ChunkInfo]:
+        """``(doc_id, version, title, is_latest)`` per chunk."""
+        ...
+
+    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[ChunkHit]:
+        """BM25 over chunk texts, best first, at most ``k``, with a snippet marking matched words in
+        ``[...]``; ``latest_only``: chunks of latest versions only."""
+        ...
+
+    def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """BM25 of ``text`` for the given chunks (chunks matching no word, and missing ids, absent)."""
+        ...

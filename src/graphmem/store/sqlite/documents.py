@@ -1,0 +1,197 @@
+"""SQL for documents and chunks (SQLite backend): versions, chunks, their full text."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from ...models import Chunk, ChunkHit, Document
+from ..rows import ChunkInfo, DocSource, LostEvidence
+from .fts import pruned_fts_query
+from .sqlbase import SqlHelpers, batches, marks
+
+__all__ = ["DocumentSqlMixin"]
+
+
+class DocumentSqlMixin(SqlHelpers):
+    """Document versions, their chunks and BM25 over chunks."""
+
+    _fts_memo: tuple[tuple[str, int] | None, str | None]
+
+    # -- documents -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _doc(r: sqlite3.Row, with_content: bool = True) -> Document:
+        return Document(
+            doc_id=r["doc_id"],
+            version=r["version"],
+            title=r["title"],
+            source=r["source"],
+            content=r["content"] if with_content else "",
+            content_hash=r["content_hash"],
+            metadata=json.loads(r["metadata"]),
+            created_at=r["created_at"],
+            is_latest=bool(r["is_latest"]),
+            chunk_count=r["chunk_count"],
+        )
+
+    def get_document(self, doc_id: str, version: int | None = None) -> Document | None:
+        """A document version (the latest when ``version`` is None)."""
+        if version is None:
+            rows = self._rows("SELECT * FROM documents WHERE doc_id = ? ORDER BY version DESC LIMIT 1", (doc_id,))
+        else:
+            rows = self._rows("SELECT * FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
+        return self._doc(rows[0]) if rows else None
+
+    def document_versions(self, doc_id: str) -> list[Document]:
+        """Every stored version of a document, oldest first (content omitted)."""
+        rows = self._rows("SELECT * FROM documents WHERE doc_id = ? ORDER BY version", (doc_id,))
+        return [self._doc(r, with_content=False) for r in rows]
+
+    def list_documents(self, limit: int | None = None, offset: int = 0) -> list[Document]:
+        """Latest version of every document, by id (content omitted)."""
+        rows = self._rows(
+            "SELECT * FROM documents WHERE is_latest = 1 ORDER BY doc_id LIMIT ? OFFSET ?",
+            (-1 if limit is None else limit, offset),
+        )
+        return [self._doc(r, with_content=False) for r in rows]
+
+    def latest_documents(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """Latest version of each document, content and metadata omitted."""
+        ids = list(dict.fromkeys(doc_ids))
+        out: dict[str, Document] = {}
+        for part in batches(ids):
+            for r in self._rows(
+                "SELECT doc_id, version, title, source, content_hash, created_at, chunk_count"
+                f" FROM documents WHERE is_latest = 1 AND doc_id IN ({marks(len(part))})", part):
+                out[r[0]] = Document(r[0], r[1], r[2], r[3], "", r[4], {}, r[5], True, r[6])
+        return out
+
+    def insert_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
+        """Store a new document version with its chunks; it becomes the latest."""
+        c = self.conn
+        c.execute("UPDATE documents SET is_latest = 0 WHERE doc_id = ? AND is_latest = 1", (doc.doc_id,))
+        c.execute(
+            "INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata, created_at,"
+            " is_latest, chunk_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
+            (
+                doc.doc_id, doc.version, doc.title, doc.source, doc.content, doc.content_hash,
+                json.dumps(doc.metadata, ensure_ascii=False), doc.created_at, len(chunks),
+            ),
+        )
+        c.executemany(
+            'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text) VALUES (?, ?, ?, ?, ?, ?, ?)',
+            [(ch.chunk_id, ch.doc_id, ch.version, ch.ordinal, ch.start, ch.end, ch.text) for ch in chunks],
+        )
+
+    def delete_document(self, doc_id: str) -> LostEvidence:
+        """Delete every version of a document, its chunks and provenance.
+
+        Returns the ids of the nodes and edges that lost provenance, so that the caller can
+        prune those left unsupported.
+        """
+        node_ids = {r[0] for r in self._rows(
+            "SELECT DISTINCT item_id FROM provenance WHERE doc_id = ? AND item_kind = 'node'", (doc_id,))}
+        edge_ids = {r[0] for r in self._rows(
+            "SELECT DISTINCT item_id FROM provenance WHERE doc_id = ? AND item_kind = 'edge'", (doc_id,))}
+        self.conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))  # cascades
+        return LostEvidence(node_ids, edge_ids)
+
+    def document_hashes(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Content hash of the latest version of each known document id."""
+        return self._map_in("SELECT doc_id, content_hash FROM documents WHERE is_latest = 1 AND doc_id IN ({ids})",
+                            doc_ids)
+
+    def document_source_files(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """Absolute path of the file each latest document was ingested from, where recorded
+        (metadata ``source_file``; documents stored before it was recorded have none)."""
+        return {k: v for k, v in self._map_in(
+            "SELECT doc_id, json_extract(metadata, '$.source_file') FROM documents"
+            " WHERE is_latest = 1 AND doc_id IN ({ids})", doc_ids).items() if isinstance(v, str) and v}
+
+    def documents_by_source_prefix(self, prefix: str) -> list[DocSource]:
+        """``(doc_id, source)`` of latest documents whose source starts with ``prefix``."""
+        esc = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return [DocSource(r[0], r[1]) for r in self._rows(
+            "SELECT doc_id, source FROM documents WHERE is_latest = 1 AND source LIKE ? ESCAPE '\\'",
+            (esc + "%",),
+        )]
+
+    # -- chunks ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _chunk(r: sqlite3.Row) -> Chunk:
+        return Chunk(r["chunk_id"], r["doc_id"], r["version"], r["ordinal"], r["start"], r["end"], r["text"])
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        """Chunks by id (missing ids are absent from the result)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, Chunk] = {}
+        for part in batches(ids):
+            for r in self._rows(f"SELECT * FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part):
+                out[r["chunk_id"]] = self._chunk(r)
+        return out
+
+    def document_chunks(self, doc_id: str, version: int) -> list[Chunk]:
+        """The chunks of one document version, in order."""
+        rows = self._rows("SELECT * FROM chunks WHERE doc_id = ? AND version = ? ORDER BY ordinal", (doc_id, version))
+        return [self._chunk(r) for r in rows]
+
+    def chunk_info(self, chunk_ids: Iterable[str]) -> dict[str, ChunkInfo]:
+        """``(doc_id, version, title, is_latest)`` per chunk."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, ChunkInfo] = {}
+        for part in batches(ids):
+            for r in self._rows(
+                "SELECT c.chunk_id, c.doc_id, c.version, d.title, d.is_latest FROM chunks c JOIN documents d"
+                " ON d.doc_id = c.doc_id AND d.version = c.version"
+                f" WHERE c.chunk_id IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                out[r[0]] = ChunkInfo(r[1], r[2], r[3], bool(r[4]))
+        return out
+
+    # -- full text -------------------------------------------------------------------------------
+
+    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[ChunkHit]:
+        """BM25-ranked chunks matching any word of ``text``, with a snippet."""
+        expr = self.chunk_fts_expr(text)
+        if expr is None or k <= 0:
+            return []
+        sql = (
+            "SELECT c.*, d.title AS title, -bm25(chunks_fts) AS score,"
+            " snippet(chunks_fts, 0, '[', ']', '…', 16) AS snip"
+            " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+            " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
+            " WHERE chunks_fts MATCH ?"
+        )
+        if latest_only:
+            sql += " AND d.is_latest = 1"
+        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
+        return [ChunkHit(self._chunk(r), r["title"], float(r["score"]), r["snip"]) for r in self._rows(sql, (expr, k))]
+
+    def chunk_fts_expr(self, text: str) -> str | None:
+        """The FTS5 expression for ``text`` over chunks (escaped; corpus-wide words pruned)."""
+        total = self.conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
+        # A search asks twice for the same text (seed retrieval, then BM25 of the candidates):
+        # the pruning checks run once while the chunk table is unchanged.
+        key = (text, total)
+        if self._fts_memo[0] != key:
+            self._fts_memo = (key, pruned_fts_query(self.conn, "chunks_fts", text, total))
+        return self._fts_memo[1]
+
+    def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """BM25 (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
+        fts_expr = self.chunk_fts_expr(text)
+        out: dict[str, float] = {}
+        if fts_expr is None:
+            return out
+        for part in batches(list(chunk_ids)):
+            for r in self._rows(
+                "SELECT c.chunk_id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+                f" WHERE chunks_fts MATCH ? AND c.chunk_id IN ({','.join('?' * len(part))})",
+                [fts_expr, *part],
+            ):
+                out[r[0]] = float(r[1])
+        return out

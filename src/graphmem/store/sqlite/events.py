@@ -1,0 +1,46 @@
+"""The change log (SQLite backend)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ...models import Event
+from ..rows import JsonObject
+from .sqlbase import SqlHelpers
+
+__all__ = ["EventSqlMixin"]
+
+
+class EventSqlMixin(SqlHelpers):
+    """Append-only change events."""
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def append_event(self, type: str, target: str, ts: str, payload: JsonObject, actor: str | None = None) -> int:
+        """Append one change event (call inside the operation's transaction)."""
+        cur = self.conn.execute(
+            "INSERT INTO events (type, target, ts, actor, payload) VALUES (?, ?, ?, ?, ?)",
+            (type, target, ts, actor, json.dumps(payload, ensure_ascii=False, default=str)),
+        )
+        return int(cur.lastrowid or 0)
+
+    def list_events(
+        self, after_id: int = 0, types: Sequence[str] | None = None, target: str | None = None, limit: int = 100
+    ) -> list[Event]:
+        """Events with id > ``after_id``, oldest first, optionally filtered."""
+        sql = "SELECT * FROM events WHERE id > ?"
+        params: list[Any] = [after_id]
+        if types:
+            sql += f" AND type IN ({','.join('?' * len(types))})"
+            params += list(types)
+        if target is not None:
+            sql += " AND target = ?"
+            params.append(target)
+        sql += " ORDER BY id LIMIT ?"
+        params.append(limit)
+        return [
+            Event(r["id"], r["type"], r["target"], r["ts"], json.loads(r["payload"]), r["actor"])
+            for r in self._rows(sql, params)
+        ]

@@ -1,0 +1,42 @@
+"""Contract of :class:`graphmem.store.protocols.EventStore`: the change log."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+import pytest
+
+from graphmem.store.protocols import EventStore
+
+from .seed import T0, T1
+
+PROTOCOL = EventStore
+contract = pytest.mark.contract
+
+
+@contract("append_event", "list_events")
+def test_events_are_appended_with_increasing_ids_and_read_back(store) -> None:
+    with store.transaction():
+        a = store.append_event("doc.added", "d1", T0, {"n": 1, "tags": ["x"]}, actor="alice")
+        b = store.append_event("doc.removed", "d1", T1, {})
+        c = store.append_event("doc.added", "d2", T1, {"path": PurePosixPath("a/b")})
+    assert a < b < c
+    events = store.list_events()
+    assert [(e.id, e.type, e.target, e.timestamp, e.actor) for e in events] == [
+        (a, "doc.added", "d1", T0, "alice"), (b, "doc.removed", "d1", T1, None), (c, "doc.added", "d2", T1, None)]
+    assert events[0].payload == {"n": 1, "tags": ["x"]}
+    assert events[2].payload == {"path": "a/b"}  # not JSON: stored as its str
+
+
+@contract("list_events")
+def test_list_events_filters_and_pages(store) -> None:
+    with store.transaction():
+        ids = [store.append_event(t, g, T0, {}) for t, g in [("a", "x"), ("b", "x"), ("a", "y"), ("c", "y")]]
+    assert [e.id for e in store.list_events(after_id=ids[1])] == ids[2:]
+    assert [e.id for e in store.list_events(types=["a", "c"])] == [ids[0], ids[2], ids[3]]
+    assert [e.id for e in store.list_events(types=[])] == ids  # empty: any type
+    assert [e.id for e in store.list_events(target="y")] == ids[2:]
+    assert [e.id for e in store.list_events(types=["a"], target="y")] == [ids[2]]
+    assert [e.id for e in store.list_events(limit=2)] == ids[:2]
+    assert store.list_events(types=["none"]) == []
+    assert store.list_events(after_id=ids[-1]) == []
