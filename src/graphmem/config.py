@@ -183,8 +183,8 @@ def _check_section(cls: type, data: Mapping[str, Any], where: str) -> None:
                                        f"(must be {bound} and <= {hi:g})")
         choices = meta.get("choices")
         if choices and value not in choices:
-            raise InvalidInput(f"config key [{where}] {f.name}: {value!r} is not one of "
-                               f"{', '.join(map(repr, choices))}")
+            raise InvalidInput(f"config key '{where}.{f.name}' must be "
+                               f"{' or '.join(map(repr, choices))}, got {value!r}")
 
 
 def _validate(data: Mapping[str, Mapping[str, Any]]) -> None:

@@ -159,12 +159,12 @@ def _allocate(store: Store, wiki_dir: Any, category: str, base: str, planned: se
 def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     """The page writes that bring the generated pages of ``keys`` up to date (call inside the
     transaction that applies them)."""
-    kb, store = core.kb, core.kb.store
-    cfg = kb.config["wiki"]
-    max_rel, max_docs = int(cfg["max_relations"]), int(cfg["max_documents"])
-    max_claims, max_ents, max_back = int(cfg["max_claims"]), int(cfg["max_entities"]), int(cfg["max_backlinks"])
-    min_docs = int(cfg["entity_min_documents"])
-    opposite = dict(kb.config.ontology.opposite_relations)
+    store = core.ctx.store
+    cfg = core.ctx.config.wiki
+    max_rel, max_docs = cfg.max_relations, cfg.max_documents
+    max_claims, max_ents, max_back = cfg.max_claims, cfg.max_entities, cfg.max_backlinks
+    min_docs = cfg.entity_min_documents
+    opposite = dict(core.ctx.config.ontology.opposite_relations)
     ctx = _Ctx(store)
 
     # -- documents: claims, entities, dropped claims ------------------------------------------------
@@ -406,7 +406,7 @@ def _move_legacy_slugs(core: WikiCore, targets: list[tuple[str, str, str]], exis
     :func:`_wanted_slug`); returns ``{old slug: new slug}`` and updates ``ctx.slugs``.
     Summaries come first in ``targets``, so an entity page can take the slug a summary leaves
     in the same batch; the old file and row go in the same operation (see WikiCore.apply)."""
-    store = core.kb.store
+    store = core.ctx.store
     moved: dict[str, str] = {}
     for subject, _, _ in targets:
         page = existing.get(subject)
