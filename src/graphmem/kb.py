@@ -319,6 +319,8 @@ def open(
     if not (path / "graph.db").exists():
         if not create:
             raise InvalidInput(f"no knowledge base at {path}; create one with `graphmem init --home {path}`")
+        # Bad settings (argument or environment) are refused before anything is created.
+        load_config(path if (path / "config.toml").exists() else None, config)
         try:
             path.mkdir(parents=True, exist_ok=True)
             (path / "wiki").mkdir(exist_ok=True)

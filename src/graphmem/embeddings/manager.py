@@ -9,6 +9,7 @@ usable model, retrieval runs on BM25 + graph and says so once.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -68,7 +69,7 @@ class EmbeddingManager:
         """The loaded model, or None when off or unavailable (the reason is in ``note``)."""
         with self._lock:
             if not self._loaded:
-                cfg = dict(self.ctx.config["embeddings"])  # the backend's options, as plain data
+                cfg = dataclasses.asdict(self.ctx.config.embeddings)  # the backend's options, as plain data
                 parsed = parse_spec(self.spec)
                 if parsed is not None and parsed[0] == "openai":
                     # Raises (and loads nothing) when config.toml chose the address and the user

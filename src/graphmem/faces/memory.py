@@ -94,11 +94,11 @@ class Memory:
     # -- configuration --------------------------------------------------------------------------
 
     @property
-    def _cfg(self) -> dict[str, Any]:
+    def _cfg(self) -> Mapping[str, Any]:
         return self._kb.config["memory"]
 
     @property
-    def _cg(self) -> dict[str, Any]:
+    def _cg(self) -> Mapping[str, Any]:
         return self._kb.config["memory"]["context_graph"]
 
     # -- writing --------------------------------------------------------------------------------

@@ -177,7 +177,7 @@ def make_extractor(ctx: Context, name: str | None) -> Extractor | None:
     if name == "llm":
         from .extractors.llm import LLMExtractor
 
-        llm_cfg: dict[str, Any] = dict(ctx.config["llm"])  # the extractor's options, as plain data
+        llm_cfg: dict[str, Any] = dataclasses.asdict(ctx.config.llm)  # the extractor's options, as plain data
         llm_cfg.setdefault("cache_dir", str(ctx.home / "cache" / "llm"))
         # The env key only goes to an address the user chose (raises before anything is sent).
         llm_cfg["api_key"] = endpoint_api_key(ctx.config, ctx.home, "llm") or ""
