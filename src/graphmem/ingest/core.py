@@ -201,7 +201,8 @@ def ingest_document(
         if latest is not None and latest.content_hash == digest:
             return IngestResult(
                 doc_id, "unchanged", latest.version, chunk_count=latest.chunk_count,
-                warnings=[f"document '{doc_id}' is unchanged (same content as version {latest.version}); nothing added"],
+                warnings=[f"document '{doc_id}' is unchanged (same content as version {latest.version}); "
+                          "nothing added"],
             )
         now = ctx.now()
         version = 1 if latest is None else latest.version + 1
@@ -278,10 +279,11 @@ class _GraphWriter:
                 f"{label}: supporting_text not found in document '{self.doc.doc_id}' "
                 f"({_clip(quote)!r}); stored without an evidence span"
             )
+        pieces: list[tuple[Chunk | None, int | None, int | None]]
         if span is not None:
             # A quote across a chunk boundary is cited once per chunk, each piece inside its chunk:
             # a reader shown a chunk must find the quote in it.
-            pieces = self.locator.pieces(*span)
+            pieces = list(self.locator.pieces(*span))
         else:
             best = self.locator.best_overlap_chunk(text) if text else None
             pieces = [(best, None, None)]
@@ -373,8 +375,9 @@ class _GraphWriter:
         """Every occurrence (whole words, any case, optional plural) of each entity's names."""
         if not self.local:
             return []
-        text = self.doc.content.casefold()
-        if len(text) != len(self.doc.content):  # casefold changed lengths (e.g. "ß"): offsets would drift
+        folded = self.doc.content.casefold()
+        text: str | None = folded
+        if len(folded) != len(self.doc.content):  # casefold changed lengths (e.g. "ß"): offsets would drift
             text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
         if text is None:
             return []

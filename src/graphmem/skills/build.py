@@ -99,9 +99,9 @@ def build_skills(ctx: Context, dirs: Sequence[str | os.PathLike[str]], *, prune:
                  on_stage: Callable[[str], None] | None = None) -> BuildResult:
     """Index the skills under ``dirs`` (see the module docstring). ``prune=False`` keeps skills
     whose file is gone. ``on_progress(files read, files)`` while reading, then ``on_stage(what)``
-    before embedding and storing (most of the time of a big first build). Symlinks below ``dirs`` are skipped and listed in ``skipped`` unless
-    ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read (a warning names
-    it; a version indexed before is kept)."""
+    before embedding and storing (most of the time of a big first build). Symlinks below ``dirs``
+    are skipped and listed in ``skipped`` unless ``follow_symlinks``; a SKILL.md over
+    ``[skills] max_skill_kb`` is not read (a warning names it; a version indexed before is kept)."""
     import time
 
     t0 = time.perf_counter()
@@ -239,7 +239,7 @@ def _relink(ctx: Context, res: BuildResult, changed: set[str], changed_names: di
     # the (possibly new) names of changed skills in every body.
     changed_nodes = {node_id_for(s) for s in changed}
     mention_w = float(cfg.mentions_weight)
-    for (s, t, d), w in old_mentions.items():
+    for s, t, d in old_mentions:
         if s not in changed_nodes and d not in changed_nodes and s in idx.by_node and d in idx.by_node:
             want[(s, t, d)] = mention_w
     if len(changed) > max(50, len(idx) // 4):

@@ -157,11 +157,13 @@ class WikiCore:
         """The index row of a page from its file text."""
         parsed = parse_page(w.text, w.category, w.front_matter)
         fm = parsed.front_matter
-        title = fm.get("title") if isinstance(fm.get("title"), str) and fm.get("title").strip() else None
+        raw_title = fm.get("title")
+        title = raw_title if isinstance(raw_title, str) and raw_title.strip() else None
         if title is None:
             title = next((ln.lstrip("#").strip() for ln in parsed.body.split("\n") if ln.startswith("# ")), None)
         title = (title or (w.existing.title if w.existing else w.slug)).strip()
-        tags = fm.get("tags") if isinstance(fm.get("tags"), list) else []
+        raw_tags = fm.get("tags")
+        tags: list[Any] = raw_tags if isinstance(raw_tags, list) else []
         claims: list[tuple[str, int, str]] = []
         if parsed.claims:
             ends = {c.source for c in parsed.claims} | {c.target for c in parsed.claims}
@@ -262,8 +264,7 @@ class WikiCore:
                 if plan.clear_dirty:
                     store.clear_wiki_dirty(plan.clear_dirty)
                 if shards:
-                    stage_index(ftx, store, self.dir, shards,  # type: ignore[arg-type]
-                                ctx.config.wiki.index_inline_max)
+                    stage_index(ftx, store, self.dir, shards, ctx.config.wiki.index_inline_max)
                 self._pending.append(ftx)
                 store.on_commit(before=ftx.commit, undo=lambda: self._drop(ftx, undo=True),
                                 after=lambda: self._committed(ftx, plan.log, now))
@@ -294,7 +295,8 @@ class WikiCore:
     def append_log(self, entries: Sequence[str], now: str) -> None:
         """Append ``## [time] entry`` lines to log.md (created with a title when absent)."""
         path = self.dir / "log.md"
-        head = "" if exists(self.dir, path) else "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n"
+        head = "" if exists(self.dir, path) else (
+            "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n")
         stamp = log_time(now)
         lines = "".join(f"## [{stamp}] {' '.join(e.split())}\n" for e in entries)
         append_line(self.dir, path, head + lines)
