@@ -219,6 +219,7 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     ontology: Ontology = field(init=False, compare=False, repr=False)
+    _views: dict[str, Mapping[str, Any]] = field(init=False, compare=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         o = self.ontology_settings
@@ -246,7 +247,10 @@ class Config:
 
     def __getitem__(self, name: str) -> Mapping[str, Any]:
         """Read-only mapping view of one table, for users who read ``config["graph"]["max_depth"]``."""
-        return _readonly(_plain(self.section(name)))
+        view = self._views.get(name)
+        if view is None:  # built once per table: the sections are frozen
+            view = self._views[name] = _readonly(_plain(self.section(name)))
+        return view
 
     def origin(self, section: str, key: str) -> str:
         """Where ``[section] key`` was set last: file, env, argument or default."""
