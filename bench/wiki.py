@@ -179,7 +179,7 @@ def bench_ingest(m: int, k: int, tmp: Path) -> dict[str, Any]:
         try:
             sds = [SourceDocument(d[0], d[1], d[2], d[3], extraction=parse_extraction(d[4], d[5])) for d in docs[:m]]
             t0 = time.perf_counter()
-            ingest_documents(kb, sds, None, workers=2)
+            ingest_documents(kb.ctx, sds, None, workers=2)
             dt = time.perf_counter() - t0
             out[f"bulk_docs_per_s_{'on' if auto else 'off'}"] = round(m / dt, 1)
             out[f"bulk_pages_{'on' if auto else 'off'}"] = kb.store.stats()["nodes"].get("page", 0)

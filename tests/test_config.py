@@ -67,3 +67,96 @@ def test_chunk_size_from_config(tmp_path):
         kb.documents.add(text, doc_id="d")
         assert max(len(c.text) for c in kb.documents.chunks("d")) <= 200
         assert len(kb.documents.chunks("d")) > 8
+
+
+# -- typed sections ----------------------------------------------------------------------------
+
+import dataclasses  # noqa: E402
+
+import tomllib  # noqa: E402
+
+from graphmem.config import DEFAULT_CONFIG_TOML, DEFAULTS, Config, config_template  # noqa: E402
+from graphmem.config_sections import SECTIONS, MemoryDecayConfig  # noqa: E402
+
+
+def test_sections_are_typed_attributes(tmp_path):
+    cfg = load_config(tmp_path, overrides={"graph": {"max_depth": 3},
+                                           "memory": {"context_graph": {"decay": {"half_life_days": 7}}}},
+                      environ={"GRAPHMEM_WIKI__AUTO_PAGES": "off"})
+    assert (cfg.graph.max_depth, cfg.graph.max_nodes) == (3, 50)
+    assert cfg.wiki.auto_pages is False and cfg.origin("wiki", "auto_pages") == "env"
+    assert isinstance(cfg.memory.context_graph.decay, MemoryDecayConfig)
+    assert cfg.memory.context_graph.decay.half_life_days == 7.0  # coerced to the declared float
+    assert cfg.memory.context_graph.retrieval.alpha_dense == 0.55
+
+
+def test_sections_are_frozen_and_the_mapping_view_is_read_only(tmp_path):
+    cfg = load_config(tmp_path, environ={})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.graph.max_depth = 9  # type: ignore[misc]
+    view = cfg["graph"]
+    assert view["max_depth"] == 2 and dict(view) == DEFAULTS["graph"]
+    with pytest.raises(TypeError):
+        view["max_depth"] = 9  # type: ignore[index]
+    with pytest.raises(TypeError):
+        cfg["memory"]["context_graph"]["decay"]["enabled"] = False  # type: ignore[index]
+    with pytest.raises(TypeError):
+        cfg.ontology_settings.type_synonyms["x"] = "y"  # type: ignore[index]
+    assert cfg.graph.max_depth == 2
+    with pytest.raises(KeyError):
+        cfg["nope"]
+
+
+def test_to_dict_round_trips_through_from_data(tmp_path):
+    cfg = load_config(tmp_path, overrides={"ontology": {"type_synonyms": {"microservice": "software"}}}, environ={})
+    data = cfg.to_dict()
+    assert data["ontology"]["type_synonyms"] == {"microservice": "software"}
+    again = Config.from_data(data)
+    assert again == cfg and again.ontology.normalize_type("microservice") == "software"
+    data["chunking"]["size"] = 999  # a copy: the config did not change
+    assert cfg.chunking.size == 500
+
+
+def test_defaults_are_declared_once_in_the_section_classes():
+    assert list(DEFAULTS) == list(SECTIONS)
+    assert Config().to_dict() == DEFAULTS
+    for name, cls in SECTIONS.items():
+        assert DEFAULTS[name] == Config().to_dict()[name] == {
+            f.name: DEFAULTS[name][f.name] for f in dataclasses.fields(cls)}
+
+
+def test_the_template_is_generated_and_holds_only_defaults():
+    assert config_template() == DEFAULT_CONFIG_TOML
+    parsed = tomllib.loads(DEFAULT_CONFIG_TOML)
+    for section, table in parsed.items():
+        for key, value in table.items():
+            assert DEFAULTS[section][key] == value, f"[{section}] {key}"
+    # the comments come from the declarations
+    assert "max_depth = 2          # BFS depth for query()" in DEFAULT_CONFIG_TOML
+    assert "# sentence-transformers:<id or folder>, openai:<model>" in DEFAULT_CONFIG_TOML
+    assert '# "is hosted on" = "hosts"' in DEFAULT_CONFIG_TOML
+    assert parsed["embeddings"]["model"] == DEFAULTS["embeddings"]["model"]
+
+
+def test_a_new_knowledge_base_loads_its_own_template_back(tmp_path):
+    graphmem.open(tmp_path / "kb").close()
+    cfg = load_config(tmp_path / "kb", environ={})  # the file alone (the test environment sets a model)
+    assert cfg == Config()  # the written file restates the defaults
+    assert cfg.origins and set(cfg.origins.values()) == {"file"}
+
+
+@pytest.mark.parametrize("override,message", [
+    ({"wiki": {"regenerate": "sometimes"}}, "wiki.regenerate"),
+    ({"graph": {"max_depth": -1}}, r"\[graph\] max_depth: -1 is out of range"),
+    ({"graph": {"min_confidence": 1.5}}, r"\[graph\] min_confidence"),
+    ({"chunking": {"size": 100, "overlap": 60}}, r"\[chunking\] overlap: 60 must be less than half"),
+    ({"memory": {"context_graph": {"decay": {"half_life_days": float("inf")}}}},
+     r"\[memory.context_graph.decay\] half_life_days"),
+    ({"memory": {"context_graph": {"edges": {"nope": 1}}}}, "unknown config key 'memory.context_graph.edges.nope'"),
+])
+def test_bad_values_name_their_key(tmp_path, override, message):
+    with pytest.raises(graphmem.InvalidInput, match=message):
+        load_config(tmp_path, overrides=override, environ={})
+    with pytest.raises(graphmem.InvalidInput, match=message):
+        graphmem.open(tmp_path / "kb", config=override)
+    assert not (tmp_path / "kb").exists()  # a refused open creates nothing

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import graphmem
-from graphmem.embeddings.base import EmbedderUnavailable, load_embedder
+from graphmem.embeddings import EmbedderUnavailable, load_embedder
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / ("graphmem.exe" if os.name == "nt" else "graphmem")

@@ -211,7 +211,7 @@ def test_bulk_ingest_regenerates_pages_in_batches_not_per_document(tmp_path):
             return out
 
         kb.wiki.flush = counting  # type: ignore[method-assign]
-        summary = ingest_documents(kb, _source_docs(20), None, workers=1)
+        summary = ingest_documents(kb.ctx, _source_docs(20), None, workers=1)
         assert summary.added == 20
         # Every 8 documents (2 batches of 4) and once at the end, not once per document.
         assert len(flushes) == 3 and sum(flushes) > 0
@@ -226,7 +226,7 @@ def test_a_wiki_failure_in_bulk_ingest_is_a_warning_and_pages_are_retried(tmp_pa
     with graphmem.open(tmp_path / "kb") as kb:
         monkeypatch.setattr(wiki_files.FileTxn, "commit",
                             lambda self: (_ for _ in ()).throw(BackendError("disk full (injected)")))
-        summary = ingest_documents(kb, _source_docs(3), None, workers=1)
+        summary = ingest_documents(kb.ctx, _source_docs(3), None, workers=1)
         monkeypatch.undo()
         assert summary.added == 3 and any("disk full (injected)" in w for w in summary.warnings)
         assert kb.store.list_pages() == [] and len(kb.store.wiki_dirty()) == 7
@@ -260,7 +260,7 @@ def test_every_ingestion_path_makes_pages(kb, tmp_path):
 def test_pages_left_marked_by_an_interrupted_run_are_caught_up_on_the_next_read(tmp_path):
     with graphmem.open(tmp_path / "kb") as kb:
         kb.wiki.flush = lambda *a, **k: {"pages": 0, "documents": 0}  # type: ignore[method-assign]
-        ingest_documents(kb, _source_docs(2), None, workers=1)  # "stops" before its flush
+        ingest_documents(kb.ctx, _source_docs(2), None, workers=1)  # "stops" before its flush
         assert kb.store.list_pages() == [] and kb.store.wiki_dirty()
     with graphmem.open(tmp_path / "kb") as kb:
         assert [p["slug"] for p in kb.wiki.list_pages("summary")] == ["doc-service-0", "doc-service-1"]

@@ -3,19 +3,40 @@
 A knowledge base folder holds ``config.toml``. Any key can be overridden from the
 environment as ``GRAPHMEM_<SECTION>__<KEY>`` (e.g. ``GRAPHMEM_GRAPH__MAX_DEPTH=3``) and from
 code with ``graphmem.open(home, config={"graph": {"max_depth": 3}})``.
+
+The sections are frozen dataclasses declared in :mod:`graphmem.config_sections` (defaults, bounds
+and template comments in one place); code reads attributes (``config.graph.max_depth``).
+``config["graph"]`` remains as a read-only mapping view for users.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from .config_sections import (
+    SECTIONS,
+    ChunkingConfig,
+    EmbeddingsConfig,
+    GraphConfig,
+    IngestConfig,
+    LLMConfig,
+    MemoryConfig,
+    OntologyConfig,
+    SearchSettings,
+    SkillsConfig,
+    StoreConfig,
+    WikiConfig,
+)
 from .errors import InvalidInput
 from .ontology import Ontology
 
@@ -24,178 +45,75 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["DEFAULTS", "Config", "load_config", "DEFAULT_CONFIG_TOML", "set_config_value"]
+__all__ = ["DEFAULTS", "Config", "load_config", "DEFAULT_CONFIG_TOML", "set_config_value", "config_template"]
 
-DEFAULTS: dict[str, dict[str, Any]] = {
-    "chunking": {"size": 500, "overlap": 100},
-    "graph": {
-        "min_confidence": 0.6,
-        "max_depth": 2,
-        "max_nodes": 50,
-        "max_edges": 200,
-        "max_seeds": 10,
-        "max_evidence_per_item": 3,
-        "max_evidence_chunks": 20,
-    },
-    "ontology": {
-        "max_entity_types": 50,
-        "type_synonyms": {},
-        "relation_synonyms": {},
-        "inverse_relations": {},
-        "opposite_relations": {},
-    },
-    "store": {"busy_timeout": 30.0},
-    "ingest": {
-        "extractor": "offline",
-        "max_mentions_per_entity": 50,
-        "max_file_mb": 20.0,
-        "max_bulk_file_mb": 2048.0,
-        "max_record_chars": 5_000_000,
-        "batch_size": 64,
-        "workers": 2,
-        "readers": {},
-    },
-    "embeddings": {
-        # SPEC: model2vec:<hub id or folder> | sentence-transformers:<id or folder> | openai:<model> | none
-        "model": "model2vec:minishlab/potion-retrieval-32M",
-        "embed_entities": True,
-        "embed_relations": True,  # "subject relation object" facts, matched against the query
-        "device": "",
-        "base_url": "",
-        "batch_size": 128,
-        # above this many vectors of a kind, search uses an HNSW index (extra 'ann': usearch);
-        # -1 keeps exact search always
-        "ann_threshold": 200_000,
-    },
-    "search": {"preset": "auto"},
-    "skills": {
-        "related_weight": 1.0,
-        "sibling_weight": 0.3,
-        "sibling_max": 8,  # sibling edges per skill (the most similar ones in big categories)
-        "similar_min": 0.6,  # cosine for a 'similar' edge
-        "similar_top_k": 5,
-        "mentions_weight": 0.5,
-        "top_k": 8,
-        "return_all_factor": 2.5,  # with <= top_k * this many skills, retrieval returns them all
-        "max_skill_kb": 1024,  # a bigger SKILL.md is not read (the largest public one is 294 KB)
-    },
-    "wiki": {
-        "auto_pages": True,  # summary + entity pages from every ingest
-        "regenerate": "ingest",  # ingest: with each ingest | deferred: before the next wiki use, at close
-        "entity_min_documents": 2,  # an entity gets a page once it has a relation or this many documents
-        "max_relations": 15,  # per entity page (strongest first)
-        "max_documents": 10,  # per entity page (first naming it first)
-        "max_claims": 50,  # per summary page
-        "max_entities": 100,  # per summary page
-        "max_backlinks": 10,  # "See also" summary pages per entity page
-        "index_inline_max": 50,  # index.md lists a category's pages inline up to this many, else its shards
-        "autosync_interval": 2.0,  # seconds between full re-scans before search (0: every time)
-        "bulk_flush_docs": 5000,  # bulk ingest regenerates generated pages every N documents and at the end
-        "stub_category": "topic",
-    },
-    "memory": {
-        # add/search/get_all need one of user_id, agent_id, run_id, tenant_id (as in mem0)
-        "require_scope": True,
-        "mention_entities": True,  # a memory naming a knowledge-graph entity is linked to it
-        "max_text_chars": 20_000,
-        # ContextKit's field names and defaults, so that its settings carry over.
-        "context_graph": {
-            "edges": {
-                "enable_reply_to": True,
-                "enable_temporal_next": True,
-                "enable_document_link": True,
-                "enable_topic_similar": True,
-                "topic_top_k": 5,
-                "topic_min_similarity": 0.75,
-                "reply_to_window_seconds": 1800.0,
-                "llm": {
-                    "enabled": False,
-                    "max_pairs_per_insert": 3,
-                    "min_topic_similarity": 0.80,
-                    "min_confidence": 0.60,
-                    "daily_token_budget": 20_000,
-                    "cooldown_seconds": 3600.0,
-                },
-            },
-            "retrieval": {
-                "enabled": True,
-                "seed_top_k": 10,
-                "expansion_depth": 2,
-                "max_candidates": 50,
-                "edge_weight_floor": 0.1,
-                "alpha_dense": 0.55,
-                "beta_bm25": 0.15,
-                "gamma_graph": 0.30,
-                "algorithm": "bfs",
-                "ppr_damping": 0.85,
-                "delta_personal": 0.0,
-                "epsilon_frequency": 0.0,
-                "zeta_success": 0.0,
-            },
-            "decay": {
-                "enabled": True,
-                "half_life_days": 30.0,
-                "min_edge_weight": 0.05,
-                "min_node_relevance": 0.02,
-                "tick_on_read": True,
-            },
-        },
-    },
-    "llm": {
-        "base_url": "",
-        "model": "",
-        "timeout": 60.0,
-        "max_concurrency": 4,
-        "requests_per_minute": 0,
-    },
-}
+_MAX_NUMBER = 1e12  # no setting needs more; past it arithmetic overflows (busy_timeout * 1000 ...)
 
-DEFAULT_CONFIG_TOML = """\
-# graphmem knowledge base configuration.
-# Precedence: argument > environment (GRAPHMEM_<SECTION>__<KEY>) > this file > defaults.
 
-[chunking]
-size = 500        # characters per chunk; chunks end at sentence or word boundaries
-overlap = 100     # characters shared by consecutive chunks
+# -- dataclasses <-> plain data ----------------------------------------------------------------
 
-[graph]
-min_confidence = 0.6   # relations below this are skipped and reported
-max_depth = 2          # BFS depth for query()
-max_nodes = 50         # subgraph size cap for query()
+def _is_nested(f: dataclasses.Field[Any]) -> bool:
+    return bool(f.metadata.get("nested"))
 
-[ontology]
-max_entity_types = 50
-# Extra synonyms, merged over the Mini Context Graph defaults:
-# [ontology.type_synonyms]
-# microservice = "software"
-# [ontology.relation_synonyms]
-# "is powered by" = "uses"
-# [ontology.inverse_relations]   # phrase -> relation, with source and target swapped
-# "is hosted on" = "hosts"
 
-[store]
-busy_timeout = 30.0   # seconds a writer waits for another process's write lock
+def _plain(obj: Any) -> dict[str, Any]:
+    """A section instance as nested plain dicts (tables copied)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if _is_nested(f):
+            out[f.name] = _plain(value)
+        elif isinstance(value, Mapping):
+            out[f.name] = dict(value)
+        else:
+            out[f.name] = value
+    return out
 
-[ingest]
-extractor = "offline"   # offline | llm | none (agent-supplied entities/relations always win)
-max_file_mb = 20.0      # larger single documents are skipped with a reason
 
-[embeddings]
-# model2vec:<hub id or folder> (default; downloaded on first use where the network allows),
-# sentence-transformers:<id or folder>, openai:<model> (GRAPHMEM_OPENAI_BASE_URL, OPENAI_API_KEY)
-# or none. Env: GRAPHMEM_EMBED_MODEL. Changing it on a filled knowledge base needs `graphmem reindex`.
-model = "model2vec:minishlab/potion-retrieval-32M"
+def _build(cls: type, data: Mapping[str, Any]) -> Any:
+    """A section instance from validated plain data (tables frozen)."""
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        value = data[f.name]
+        if _is_nested(f):
+            kwargs[f.name] = _build(f.type if isinstance(f.type, type) else _field_class(cls, f.name), value)
+        elif f.metadata.get("table"):
+            kwargs[f.name] = MappingProxyType(dict(value))
+        else:
+            kwargs[f.name] = value
+    return cls(**kwargs)
 
-[search]
-preset = "auto"         # auto (contextual embedder: facts+feedback, or feedback on a sparse graph; else default) | default | facts | feedback | facts+feedback | bm25 | dense | rrf | hybrid | bfs | ppr
 
-[wiki]
-auto_pages = true       # write a summary page per document and a page per entity on every ingest
+def _field_class(cls: type, name: str) -> type:
+    # With postponed annotations f.type is a string; the default instance tells the class.
+    return type(getattr(cls(), name))
 
-[llm]                   # any OpenAI-compatible chat-completions server; key from OPENAI_API_KEY
-base_url = ""           # e.g. "http://localhost:11434/v1" (Ollama); default GRAPHMEM_OPENAI_BASE_URL
-model = ""
-"""
+
+def _readonly(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType({k: _readonly(v) if isinstance(v, Mapping) else v for k, v in data.items()})
+
+
+def _defaults() -> dict[str, dict[str, Any]]:
+    return {name: _plain(cls()) for name, cls in SECTIONS.items()}
+
+
+DEFAULTS: dict[str, dict[str, Any]] = _defaults()
+
+
+# -- merging file / environment / argument values over the defaults ------------------------------
+
+def _table_keys(cls: type, prefix: str = "") -> set[str]:
+    """Dotted names of the free-form string tables (merged rather than replaced)."""
+    out: set[str] = set()
+    for f in dataclasses.fields(cls):
+        if _is_nested(f):
+            out |= _table_keys(_field_class(cls, f.name), f"{prefix}{f.name}.")
+        elif f.metadata.get("table"):
+            out.add(f"{prefix}{f.name}")
+    return out
+
+
+_TABLES = {f"{name}.{key}" for name, cls in SECTIONS.items() for key in _table_keys(cls)}
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any], where: str) -> None:
@@ -207,7 +125,7 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any], where: str) -> Non
         if isinstance(base[key], dict):
             if not isinstance(value, Mapping):
                 raise InvalidInput(f"config key '{where}{key}' must be a table, got {type(value).__name__}")
-            if key.endswith(("synonyms", "relations")) or key == "readers":
+            if f"{where}{key}" in _TABLES:
                 for k, v in value.items():
                     if not isinstance(v, str):
                         raise InvalidInput(f"config key '{where}{key}.{k}' must be a string")
@@ -240,89 +158,99 @@ def _coerce(value: Any, default: Any, name: str) -> Any:
         ) from None
 
 
-# -- validation of numbers: finite, within a sane range, and per key where it matters ---------
+# -- validation: every rule in one place, each error naming its key -----------------------------
 
-_MAX_NUMBER = 1e12  # no setting needs more; past it arithmetic overflows (busy_timeout * 1000 ...)
-
-# (section, key) -> (low, high, low_inclusive): values outside are refused, naming the key.
-_RANGES: dict[tuple[str, str], tuple[float, float, bool]] = {
-    ("store", "busy_timeout"): (0.0, 86_400.0, False),
-    ("chunking", "size"): (50, 10_000_000, True),
-    ("chunking", "overlap"): (0, 10_000_000, True),
-    ("ingest", "max_mentions_per_entity"): (0, 10_000_000, True),
-    ("ingest", "max_file_mb"): (0.0, 1_048_576.0, False),
-    ("ingest", "max_bulk_file_mb"): (0.0, 1_048_576.0, False),
-    ("ingest", "max_record_chars"): (1, 10**10, True),
-    ("ingest", "batch_size"): (1, 1_000_000, True),
-    ("ingest", "workers"): (1, 1024, True),
-    ("embeddings", "batch_size"): (1, 1_000_000, True),
-    ("wiki", "autosync_interval"): (0.0, 86_400.0, True),
-    ("wiki", "bulk_flush_docs"): (1, 10**9, True),
-    ("memory", "max_text_chars"): (1, 10**9, True),
-    ("llm", "timeout"): (0.0, 86_400.0, False),
-    ("llm", "max_concurrency"): (1, 1024, True),
-    ("llm", "requests_per_minute"): (0, 10**9, True),
-}
-
-
-def _check_numbers(table: Mapping[str, Any], where: str) -> None:
-    """Every number in the configuration is finite and at most 1e12 in size."""
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            _check_numbers(value, f"{where}{key}.")
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not math.isfinite(value) or abs(value) > _MAX_NUMBER:
-                section, _, name = f"{where}{key}".rpartition(".")
-                raise InvalidInput(f"config key [{section}] {name}: {value!r} is not a usable number "
-                                   f"(must be finite and at most {_MAX_NUMBER:g} in size)")
-
-
-def _check_ranges(data: Mapping[str, Mapping[str, Any]]) -> None:
-    for (section, key), (low, high, low_inclusive) in _RANGES.items():
-        value = data.get(section, {}).get(key)
-        if value is None:
+def _check_section(cls: type, data: Mapping[str, Any], where: str) -> None:
+    """Numbers finite and within their declared bounds, strings among their declared choices."""
+    for f in dataclasses.fields(cls):
+        value = data[f.name]
+        if _is_nested(f):
+            _check_section(_field_class(cls, f.name), value, f"{where}.{f.name}")
             continue
-        if value > high or value < low or (value == low and not low_inclusive):
-            bound = f">= {low:g}" if low_inclusive else f"> {low:g}"
-            raise InvalidInput(f"config key [{section}] {key}: {value!r} is out of range "
-                               f"(must be {bound} and <= {high:g})")
+        meta = f.metadata
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value) or abs(value) > _MAX_NUMBER:
+                raise InvalidInput(f"config key [{where}] {f.name}: {value!r} is not a usable number "
+                                   f"(must be finite and at most {_MAX_NUMBER:g} in size)")
+            low, high = meta.get("low"), meta.get("high")
+            if low is not None or high is not None:
+                lo = -_MAX_NUMBER if low is None else low
+                hi = _MAX_NUMBER if high is None else high
+                low_open = bool(meta.get("low_open"))
+                if value > hi or value < lo or (value == lo and low_open):
+                    bound = f"> {lo:g}" if low_open else f">= {lo:g}"
+                    raise InvalidInput(f"config key [{where}] {f.name}: {value!r} is out of range "
+                                       f"(must be {bound} and <= {hi:g})")
+        choices = meta.get("choices")
+        if choices and value not in choices:
+            raise InvalidInput(f"config key '{where}.{f.name}' must be "
+                               f"{' or '.join(map(repr, choices))}, got {value!r}")
+
+
+def _validate(data: Mapping[str, Mapping[str, Any]]) -> None:
+    for name, cls in SECTIONS.items():
+        _check_section(cls, data[name], name)
     size, overlap = data["chunking"]["size"], data["chunking"]["overlap"]
     if overlap >= size // 2:  # the chunker's own rule, checked on open rather than at the first ingest
         raise InvalidInput(f"config key [chunking] overlap: {overlap!r} must be less than half of "
                            f"[chunking] size ({size // 2})")
 
 
-class Config:
-    """Resolved configuration of one knowledge base (read-only after construction)."""
+# -- the resolved configuration -----------------------------------------------------------------
 
-    def __init__(self, data: dict[str, dict[str, Any]], origins: Mapping[str, str] | None = None) -> None:
-        self.data = data
-        _check_numbers(data, "")
-        _check_ranges(data)
-        # "section.key" -> "file" | "env" | "argument" (absent: default), for the key rule (trust.py)
-        self.origins = dict(origins or {})
-        g = data["graph"]
-        if not 0.0 <= g["min_confidence"] <= 1.0:
-            raise InvalidInput("config key 'graph.min_confidence' must be within [0, 1]")
-        for key in ("max_depth", "max_nodes", "max_seeds"):
-            if g[key] < 0:
-                raise InvalidInput(f"config key 'graph.{key}' must not be negative")
-        if data["wiki"]["regenerate"] not in ("ingest", "deferred"):
-            raise InvalidInput("config key 'wiki.regenerate' must be 'ingest' or 'deferred'")
-        o = data["ontology"]
+@dataclass(frozen=True)
+class Config:
+    """Resolved configuration of one knowledge base: one frozen section per ``config.toml`` table.
+
+    Build it with :func:`load_config` (or ``Config.from_data``, which validates). ``origins`` maps
+    ``"section.key"`` to file / env / argument (absent: default), for the key rule (trust.py).
+    """
+
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
+    ontology_settings: OntologyConfig = field(default_factory=OntologyConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    skills: SkillsConfig = field(default_factory=SkillsConfig)
+    wiki: WikiConfig = field(default_factory=WikiConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    ontology: Ontology = field(init=False, compare=False, repr=False)
+    _views: dict[str, Mapping[str, Any]] = field(init=False, compare=False, repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        o = self.ontology_settings
         try:
-            self.ontology = Ontology(
-                o["type_synonyms"],
-                o["relation_synonyms"],
-                o["inverse_relations"],
-                o["opposite_relations"],
-                max_entity_types=o["max_entity_types"],
-            )
+            onto = Ontology(dict(o.type_synonyms), dict(o.relation_synonyms), dict(o.inverse_relations),
+                            dict(o.opposite_relations), max_entity_types=o.max_entity_types)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
+        object.__setattr__(self, "ontology", onto)
+        object.__setattr__(self, "origins", MappingProxyType(dict(self.origins)))
 
-    def __getitem__(self, section: str) -> dict[str, Any]:
-        return self.data[section]
+    @classmethod
+    def from_data(cls, data: Mapping[str, Mapping[str, Any]], origins: Mapping[str, str] | None = None) -> Config:
+        """Validate plain data (every section and key present, as in :data:`DEFAULTS`) into a Config."""
+        _validate(data)
+        sections = {("ontology_settings" if name == "ontology" else name): _build(section_cls, data[name])
+                    for name, section_cls in SECTIONS.items()}
+        return cls(**sections, origins=dict(origins or {}))
+
+    def section(self, name: str) -> Any:
+        """The section dataclass of table ``name`` (``"ontology"`` gives the settings, not the Ontology)."""
+        if name not in SECTIONS:
+            raise KeyError(name)
+        return getattr(self, "ontology_settings" if name == "ontology" else name)
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        """Read-only mapping view of one table, for users who read ``config["graph"]["max_depth"]``."""
+        view = self._views.get(name)
+        if view is None:  # built once per table: the sections are frozen
+            view = self._views[name] = _readonly(_plain(self.section(name)))
+        return view
 
     def origin(self, section: str, key: str) -> str:
         """Where ``[section] key`` was set last: file, env, argument or default."""
@@ -330,7 +258,7 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as plain data."""
-        return copy.deepcopy(self.data)
+        return {name: _plain(self.section(name)) for name in SECTIONS}
 
 
 def load_config(
@@ -370,7 +298,7 @@ def load_config(
     if overrides:
         _merge(data, json.loads(json.dumps(overrides)), "")
         _record_origins(origins, overrides, "argument")
-    return Config(data, origins)
+    return Config.from_data(data, origins)
 
 
 def _record_origins(origins: dict[str, str], source: Mapping[str, Any], origin: str) -> None:
@@ -378,6 +306,43 @@ def _record_origins(origins: dict[str, str], source: Mapping[str, Any], origin: 
         if isinstance(table, Mapping):
             for key in table:
                 origins[f"{section}.{key}"] = origin
+
+
+# -- the config.toml template, written from the declarations --------------------------------------
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+def config_template() -> str:
+    """The ``config.toml`` a new knowledge base gets: the settings marked ``template`` with their
+    comments, the rest left at their defaults (every key is documented in the section classes)."""
+    lines = ["# graphmem knowledge base configuration.",
+             "# Precedence: argument > environment (GRAPHMEM_<SECTION>__<KEY>) > this file > defaults."]
+    for name, cls in SECTIONS.items():
+        chosen = [f for f in dataclasses.fields(cls) if f.metadata.get("template")]
+        if not chosen:
+            continue
+        header = f"[{name}]"
+        note = getattr(cls, "TEMPLATE_HEADER", "")
+        lines += ["", f"{header:<23} # {note}" if note else header]
+        rendered = [(f, f"{f.name} = {_toml_value(f.default)}") for f in chosen]
+        width = max(len(text) for _, text in rendered) + 3
+        for f, text in rendered:
+            doc = f.metadata.get("doc", "")
+            if "\n" in doc:
+                lines += [f"# {ln}" for ln in doc.splitlines()] + [text]
+            else:
+                lines.append(f"{text:<{width}}# {doc}" if doc else text)
+        lines += [f"# {ln}" for ln in getattr(cls, "TEMPLATE_NOTE", "").splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+DEFAULT_CONFIG_TOML = config_template()
 
 
 def set_config_value(home: Path, section: str, key: str, value: str) -> None:

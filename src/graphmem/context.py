@@ -19,7 +19,18 @@ from typing import Any
 from .config import Config
 from .store import Store
 
-__all__ = ["Context", "Hooks", "utc_now"]
+__all__ = ["Context", "Hooks", "utc_now", "AFTER_INGEST", "WIKI_DEFERRED", "WIKI_FLUSH", "WIKI_FLUSH_DUE",
+           "DELETE_DOCUMENT", "SKILLS_CHANGED", "FIND_ENTITY", "SEARCH_WIKI"]
+
+# The hooks the engine calls, registered by kb.py (signatures and owners in docs/architecture.md).
+AFTER_INGEST = "after_ingest"  # (doc_id, node_ids, warnings): inside the ingest transaction
+WIKI_DEFERRED = "wiki_deferred"  # (flush=bool) -> context manager: page regeneration held until its end
+WIKI_FLUSH = "wiki_flush"  # (warnings) -> dict: regenerate every page still pending
+WIKI_FLUSH_DUE = "wiki_flush_due"  # (warnings): regenerate pending pages when enough documents piled up
+DELETE_DOCUMENT = "delete_document"  # (doc_id): delete a document with its pages and graph leftovers
+SKILLS_CHANGED = "skills_changed"  # (): the stored skills changed; drop cached indexes
+FIND_ENTITY = "find_entity"  # (name) -> Node | None: an entity by name or alias
+SEARCH_WIKI = "search_wiki"  # (query, k, ...) -> hits: wiki pages for search (kb.wiki.search_wiki)
 
 
 def utc_now() -> datetime:
@@ -53,7 +64,7 @@ class Hooks:
         return fns[0](*args, **kwargs) if fns else default
 
 
-@dataclass
+@dataclass(eq=False)  # identity: one open knowledge base, usable as a (weak) dict key for caches
 class Context:
     """One open knowledge base as the engine sees it.
 

@@ -154,7 +154,8 @@ def _confidence(value: Any, where: str) -> float:
             try:
                 value = float(value)
             except ValueError:
-                raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {reprlib.repr(value)}") from None
+                raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], "
+                                   f"got {reprlib.repr(value)}") from None
         else:
             raise InvalidInput(f"{where}.confidence: expected a number in [0, 1], got {reprlib.repr(value)}")
     value = float(value)

@@ -11,7 +11,18 @@ from types import TracebackType
 from typing import Any
 
 from .config import DEFAULT_CONFIG_TOML, Config, load_config
-from .context import Context, utc_now
+from .context import (
+    AFTER_INGEST,
+    DELETE_DOCUMENT,
+    FIND_ENTITY,
+    SEARCH_WIKI,
+    SKILLS_CHANGED,
+    WIKI_DEFERRED,
+    WIKI_FLUSH,
+    WIKI_FLUSH_DUE,
+    Context,
+    utc_now,
+)
 from .embeddings.manager import EmbeddingManager
 from .errors import BackendError, InvalidInput
 from .extraction import Extraction, parse_extraction
@@ -55,7 +66,7 @@ class KnowledgeBase:
         # register their hooks on it.
         self.ctx = Context(home=home, config=config, store=store, clock=clock)
         self.notes: list[str] = self.ctx.notes
-        self.embeddings = EmbeddingManager(self)
+        self.embeddings = EmbeddingManager(self.ctx)
         self.ctx.embeddings = self.embeddings
         self.documents = Documents(self)
         self.graph = Graph(self)
@@ -63,6 +74,31 @@ class KnowledgeBase:
         self.wiki = Wiki(self)
         self.memory = Memory(self)
         self.skills = Skills(self)
+        self._register_hooks()
+
+    def _register_hooks(self) -> None:
+        """What the engine may trigger above itself (docs/architecture.md lists every hook). Each
+        hook looks its method up when called, so a face method replaced later (a test's spy, a
+        subclass) is the one that runs."""
+        hooks = self.ctx.hooks
+        for name, face, method in (
+            (AFTER_INGEST, "wiki", "after_ingest"),
+            (WIKI_DEFERRED, "wiki", "deferred"),
+            (WIKI_FLUSH, "wiki", "flush"),
+            (WIKI_FLUSH_DUE, "wiki", "flush_due"),
+            (DELETE_DOCUMENT, "documents", "delete"),
+            (SKILLS_CHANGED, "skills", "invalidate"),
+            (FIND_ENTITY, "graph", "find"),
+            (SEARCH_WIKI, "wiki", "search_wiki"),
+        ):
+            hooks.register(name, self._late_bound(face, method))
+
+    def _late_bound(self, face: str, method: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return getattr(getattr(self, face), method)(*args, **kwargs)
+
+        call.__name__ = f"{face}.{method}"
+        return call
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -117,7 +153,7 @@ class KnowledgeBase:
         items (low confidence, unknown entity, unlocatable quote) are listed in warnings.
         """
         extraction = parse_extraction(entities, relations)
-        return ingest_document(self, doc_id, title, source, raw_content, extraction, metadata).to_dict()
+        return ingest_document(self.ctx, doc_id, title, source, raw_content, extraction, metadata).to_dict()
 
     def ingest(
         self,
@@ -129,7 +165,7 @@ class KnowledgeBase:
         metadata: Mapping[str, Any] | None = None,
     ) -> IngestResult:
         """Like :meth:`ingest_with_content` with an already-validated :class:`Extraction`."""
-        return ingest_document(self, doc_id, title, source, content, extraction or Extraction(), metadata)
+        return ingest_document(self.ctx, doc_id, title, source, content, extraction or Extraction(), metadata)
 
     def ingest_paths(
         self,
@@ -149,7 +185,7 @@ class KnowledgeBase:
         Symbolic links are skipped (listed in ``skipped``) unless ``follow_symlinks=True``.
         ``on_stage(what)`` names a step without a count (the final wiki update).
         Returns an :class:`IngestSummary` (added / unchanged / new versions / skipped...)."""
-        return ingest_paths(self, paths, glob=glob, extractor=extractor, excludes=excludes, prune=prune,
+        return ingest_paths(self.ctx, paths, glob=glob, extractor=extractor, excludes=excludes, prune=prune,
                             on_progress=on_progress, as_jsonl=as_jsonl, follow_symlinks=follow_symlinks,
                             on_stage=on_stage)
 
@@ -275,7 +311,7 @@ def open(
             raise InvalidInput(f"no knowledge base at {path} (and it is opened read-only, {reason}, so none is "
                                f"created); create one with `graphmem init --home {path}`")
         cfg = load_config(path, config)
-        store = open_store(path, busy_timeout=cfg["store"]["busy_timeout"], read_only=reason)
+        store = open_store(path, busy_timeout=cfg.store.busy_timeout, read_only=reason)
         kb = KnowledgeBase(path, cfg, store, clock or utc_now)
         kb.warn(f"knowledge base {path} is read-only ({reason}): reads work; memory use counts, decay and "
                 "wiki autosync are skipped, and writes are refused")
@@ -283,6 +319,8 @@ def open(
     if not (path / "graph.db").exists():
         if not create:
             raise InvalidInput(f"no knowledge base at {path}; create one with `graphmem init --home {path}`")
+        # Bad settings (argument or environment) are refused before anything is created.
+        load_config(path if (path / "config.toml").exists() else None, config)
         try:
             path.mkdir(parents=True, exist_ok=True)
             (path / "wiki").mkdir(exist_ok=True)
@@ -294,5 +332,5 @@ def open(
         except OSError as exc:
             raise BackendError(f"cannot create knowledge base at {path}: {exc.strerror}") from None
     cfg = load_config(path, config)
-    store = open_store(path, busy_timeout=cfg["store"]["busy_timeout"])
+    store = open_store(path, busy_timeout=cfg.store.busy_timeout)
     return KnowledgeBase(path, cfg, store, clock or utc_now)

@@ -20,7 +20,14 @@ __all__ = [
 
 # The seed's stop list plus a few question words; query words in it never seed a search.
 STOP_WORDS = frozenset(
-    ["a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does", "did", "will", "would", "could", "should", "may", "might", "shall", "can", "to", "of", "in", "on", "at", "by", "for", "with", "from", "and", "or", "but", "not", "it", "its", "this", "that", "these", "those", "i", "you", "he", "she", "we", "they", "what", "which", "who", "whom", "whose", "how", "why", "when", "where", "there", "here", "as", "so", "if", "then", "than", "into", "about", "over", "under", "me", "my", "our", "your", "their", "them", "us", "any", "all", "some", "no", "yes"]
+    [
+        "a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does",
+        "did", "will", "would", "could", "should", "may", "might", "shall", "can", "to", "of", "in", "on", "at",
+        "by", "for", "with", "from", "and", "or", "but", "not", "it", "its", "this", "that", "these", "those",
+        "i", "you", "he", "she", "we", "they", "what", "which", "who", "whom", "whose", "how", "why", "when",
+        "where", "there", "here", "as", "so", "if", "then", "than", "into", "about", "over", "under", "me",
+        "my", "our", "your", "their", "them", "us", "any", "all", "some", "no", "yes"
+    ]
 )
 
 _WORD = re.compile(r"\w+", re.UNICODE)

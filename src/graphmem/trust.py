@@ -68,7 +68,7 @@ def file_endpoints(config: Config) -> dict[str, str]:
     """``{section: base_url}`` for the addresses that come from the knowledge base's config.toml."""
     out: dict[str, str] = {}
     for section in ENDPOINT_SECTIONS:
-        value = str(config[section].get("base_url") or "")
+        value = str(config.section(section).base_url or "")
         if value.strip() and config.origin(section, "base_url") == "file":
             out[section] = normalise_url(value)
     return out

@@ -6,111 +6,29 @@ returns data, ``--json``. Errors caused by input exit with status 1 and one line
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from .. import kb as kb_module
 from ..config import set_config_value
-from ..errors import GraphmemError
 from ..extraction import load_extraction_file
-from . import render
-from .model_folder import absolute_spec, check_model_folder
+from . import (
+    entity_retype,  # noqa: F401 - registers `entity retype`
+    render,
+)
+from .app import _emit, _fail, _open, _read_text, cli, entity, handle_errors, json_option, query_argument
+from .config import config as config_group
+from .memory import memory as memory_group
+from .model_folder import absolute_spec
 from .outcome import EXIT_CODES_HELP, ingest_outcome
 from .progress import _Progress, _progress_mode
 from .shared_options import add_shared_options
-from .speak import cli_wording
+from .skills import skills as skills_group
+from .wiki import wiki as wiki_group
 
 __all__ = ["main", "cli"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _emit(data: Any, as_json: bool, human: Callable[[Any], str]) -> None:
-    if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-    else:
-        click.echo(human(data))
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(1)
-
-
-def handle_errors(fn: F) -> F:
-    """Turn library errors into one line on stderr and exit status 1."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except GraphmemError as exc:
-            _fail(cli_wording(str(exc)))
-        except KeyboardInterrupt:
-            click.echo("interrupted; every finished operation is committed", err=True)
-            sys.exit(130)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _open(ctx: click.Context, create: bool = False, check_model: bool = True,
-          config: dict[str, Any] | None = None) -> kb_module.KnowledgeBase:
-    home = ctx.obj["home"]
-    kb = kb_module.open(home, create=create, read_only=True if ctx.obj.get("read_only") else None, config=config)
-    ctx.call_on_close(kb.close)
-    if check_model:
-        check_model_folder(str(kb.config["embeddings"]["model"]), Path(home))
-    return kb
-
-
-def _json_wanted(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    return value or bool((ctx.obj or {}).get("json"))  # `graphmem --json stats` works too
-
-
-json_option = click.option("--json", "as_json", is_flag=True, callback=_json_wanted,
-                           help="Print JSON instead of text (also accepted before the command).")
-
-
-def _non_empty_query(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    # One answer for every command (before any knowledge base is opened): some returned "no hits",
-    # others an error naming a Python argument.
-    if isinstance(value, str) and not value.strip():
-        _fail(f"the query is empty; give the words to look for, e.g. {ctx.command_path} \"dispatch outage\"")
-    return value
-
-
-def query_argument(name: str = "text") -> Callable[[F], F]:
-    """The TEXT/QUERY argument of a search command: an empty or blank one is one error, exit 1."""
-    return click.argument(name, callback=_non_empty_query)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--home",
-    type=click.Path(file_okay=False, path_type=Path),
-    envvar="GRAPHMEM_HOME",
-    default=Path(kb_module.DEFAULT_HOME),
-    show_default=True,
-    help="Knowledge base folder (env GRAPHMEM_HOME).",
-)
-@click.option("--read-only", "read_only", is_flag=True,
-              help="Open the knowledge base read-only (env GRAPHMEM_READ_ONLY=1; automatic when the folder "
-                   "is not writable): reads work, writes are refused.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text, for commands that print data.")
-@click.version_option(package_name="graphmem")
-@click.pass_context
-def cli(ctx: click.Context, home: Path, read_only: bool, as_json: bool) -> None:
-    """graphmem: a persistent context graph for AI agents."""
-    ctx.ensure_object(dict)
-    ctx.obj["home"] = home
-    ctx.obj["read_only"] = read_only
-    ctx.obj["json"] = as_json
 
 
 @cli.command()
@@ -132,21 +50,9 @@ def init(ctx: click.Context, embedder: str | None, as_json: bool) -> None:
         kb.store.refuse_write()  # config.toml of a read-only knowledge base is not rewritten either
         set_config_value(kb.home, "embeddings", "model", embedder)
     data = {"home": str(kb.home), "created": not existed, "config": str(kb.home / "config.toml"),
-            "embedder": embedder or kb.config["embeddings"]["model"]}
+            "embedder": embedder or kb.config.embeddings.model}
     _emit(data, as_json, lambda d: f"{'created' if d['created'] else 'already initialised'}: {d['home']} "
                                    f"(embedder {d['embedder']})")
-
-
-def _read_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        _fail(f"{path}: cannot read ({exc.strerror})")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        _fail(f"{path}: not UTF-8 text (invalid byte at position {exc.start}); convert it to UTF-8 first")
-    raise AssertionError("unreachable")
 
 
 _WARNINGS_SHOWN = 5  # enough to see what kind of warnings they are, few enough to keep the summary short
@@ -273,7 +179,8 @@ def query(ctx: click.Context, text: str, evidence: bool, as_json: bool) -> None:
               help="What to return (repeatable; default chunk). 'document' ranks whole documents.")
 @click.option("--strategy", type=click.Choice(["ppr", "bfs", "none"]), default=None,
               help="Graph expansion (default from the preset: ppr).")
-@click.option("--preset", default=None, help="Named configuration: auto, default, facts, feedback, facts+feedback, bm25, dense, rrf, hybrid, bfs, ppr.")
+@click.option("--preset", default=None, help="Named configuration: auto, default, facts, feedback, facts+feedback, "
+                                            "bm25, dense, rrf, hybrid, bfs, ppr.")
 @click.option("--context", "as_context", is_flag=True, help="Print a prompt-ready block of the best evidence.")
 @click.option("--budget", type=click.IntRange(min=20), default=1000, show_default=True,
               help="Token budget of --context.")
@@ -373,11 +280,6 @@ def docs_rm(ctx: click.Context, doc_id: str, as_json: bool) -> None:
                     f"{r['nodes_removed']} entities and {r['edges_removed']} relations left without evidence")
 
 
-@cli.group()
-def entity() -> None:
-    """Show, add and merge entities."""
-
-
 @entity.command("show")
 @click.argument("name")
 @json_option
@@ -461,23 +363,8 @@ def events(ctx: click.Context, after: int, types: tuple[str, ...], limit: int, a
     _emit([e.to_dict() for e in kb.events.list(after, list(types) or None, None, limit)], as_json, render.events)
 
 
-from .wiki import wiki as _wiki_group  # noqa: E402 - the group uses the helpers above
-
-cli.add_command(_wiki_group)
-
-from .skills import skills as _skills_group  # noqa: E402
-
-cli.add_command(_skills_group)
-
-from .memory import memory as _memory_group  # noqa: E402 - the group uses the helpers above
-
-cli.add_command(_memory_group)
-
-from .config import config as _config_group  # noqa: E402 - the group uses the helpers above
-
-cli.add_command(_config_group)
-
-from . import entity_retype  # noqa: E402,F401 - registers `entity retype`
+for _group in (wiki_group, skills_group, memory_group, config_group):
+    cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only
 

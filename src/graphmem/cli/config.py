@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..errors import InvalidInput
 from ..trust import revoke_endpoints, trust_endpoints, trust_file, trusted_urls
-from . import _emit, handle_errors, json_option
+from .app import _emit, handle_errors, json_option
 
 __all__ = ["config"]
 
@@ -34,7 +35,7 @@ def trust(ctx: click.Context, revoke: bool, list_only: bool, as_json: bool) -> N
         raise InvalidInput(f"no config.toml in {home}; nothing to trust (check --home)")
     where = str(trust_file())
     if revoke:
-        data = {"home": str(home.resolve()), "revoked": revoke_endpoints(home), "file": where}
+        data: dict[str, Any] = {"home": str(home.resolve()), "revoked": revoke_endpoints(home), "file": where}
         _emit(data, as_json, lambda d: f"revoked {len(d['revoked'])} address(es) for {d['home']}"
                                        + "".join(f"\n  {u}" for u in d["revoked"]))
         return

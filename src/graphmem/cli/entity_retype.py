@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import _emit, _open, entity, handle_errors, json_option
+from .app import _emit, _open, entity, handle_errors, json_option
 
 __all__ = ["entity_retype"]
 

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 import click
 
-from . import _emit, _fail, _open, _Progress, _progress_mode, handle_errors, json_option, query_argument
+from .app import _emit, _fail, _open, handle_errors, json_option, query_argument
+from .progress import _Progress, _progress_mode
 
 __all__ = ["memory"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from . import _emit, _fail, _open, _read_text, handle_errors, json_option, query_argument
+from .app import _emit, _fail, _open, _read_text, handle_errors, json_option, query_argument
 from .render import relative_scores
 
 __all__ = ["wiki"]

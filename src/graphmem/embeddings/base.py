@@ -1,33 +1,35 @@
-"""The Embedder interface and the one setting that chooses a model.
+"""The Embedder interface, what a backend declares about itself, and the helpers backends share.
 
-SPEC is ``model2vec:<hub id or folder>``, ``sentence-transformers:<hub id or folder>``,
-``openai:<model>`` or ``none``. Backends import their libraries lazily and raise
+Backends (``*_backend.py``) import this module only; :mod:`.registry` imports the backends and
+turns a SPEC into an embedder. Backends import their libraries lazily and raise
 :class:`EmbedderUnavailable` with an actionable message when something is missing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from ..errors import InvalidInput
-
 T = TypeVar("T")
 
-__all__ = ["Embedder", "EmbedderUnavailable", "load_errors", "load_model", "is_untyped_loader_error", "short_reason", "parse_spec", "load_embedder", "model_id_for", "BACKENDS"]
-
-BACKENDS = ("model2vec", "sentence-transformers", "openai")
+__all__ = ["Embedder", "EmbedderUnavailable", "EmbeddingBackend", "load_errors", "load_model",
+           "is_untyped_loader_error", "short_reason", "normalise_rows"]
 
 
 @runtime_checkable
 class Embedder(Protocol):
     """Turns texts into unit-length float32 vectors."""
 
-    model_id: str
-    dim: int
+    # Read-only for users of an embedder (a backend may compute ``dim`` lazily, as the OpenAI one does).
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32 array, rows L2-normalised."""
@@ -88,58 +90,22 @@ def load_model(load: Callable[[], T], name: str) -> T:
         raise EmbedderUnavailable(f"'{name}': {short_reason(exc, name)}") from None
 
 
-def parse_spec(spec: str) -> tuple[str, str] | None:
-    """``(backend, name)`` from a SPEC string; None for ``none``. InvalidInput names the problem."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise InvalidInput("embeddings.model: expected a SPEC like 'model2vec:<id or folder>' or 'none'")
-    spec = spec.strip()
-    if spec.lower() in ("none", "off", "false"):
-        return None
-    backend, sep, name = spec.partition(":")
-    backend = backend.lower().replace("_", "-")
-    if backend in ("st", "sentence-transformer", "sentencetransformers"):
-        backend = "sentence-transformers"
-    if not sep or backend not in BACKENDS or not name.strip():
-        raise InvalidInput(
-            f"embeddings.model: '{spec}' is not a valid SPEC; use model2vec:<id or folder>, "
-            "sentence-transformers:<id or folder>, openai:<model> or none"
-        )
-    return backend, name.strip()
+@dataclass(frozen=True)
+class EmbeddingBackend:
+    """What a backend module declares about itself (its ``BACKEND``), for the registry.
 
+    ``scheme``: the SPEC prefix (``model2vec`` in ``model2vec:<name>``); ``aliases``: other
+    spellings users type; ``make(name, model_id, options)``: the embedder; ``contextual``: the
+    vectors depend on context (a transformer), not one static vector per token — retrieval trusts
+    such a channel more; ``local_folders``: a name may be a model folder, whose model id is then its
+    folder name (so a knowledge base keeps working when the folder moves).
+    """
 
-def model_id_for(backend: str, name: str) -> str:
-    """Stable id stored with every vector: a local folder is named by its folder name, so a
-    knowledge base keeps working when the model folder moves."""
-    p = Path(name).expanduser()
-    if backend != "openai" and (p.is_dir() or name.startswith((".", "/", "~"))):
-        return f"{backend}:{p.resolve().name}"
-    return f"{backend}:{name}"
-
-
-def load_embedder(spec: str, options: dict[str, Any] | None = None) -> Embedder | None:
-    """Load the embedder a SPEC names (None for 'none'); EmbedderUnavailable when it cannot."""
-    parsed = parse_spec(spec)
-    if parsed is None:
-        return None
-    backend, name = parsed
-    opts = options or {}
-    if backend == "model2vec":
-        from .model2vec_backend import Model2VecEmbedder
-
-        return Model2VecEmbedder(name, model_id_for(backend, name))
-    if backend == "sentence-transformers":
-        from .st_backend import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(name, model_id_for(backend, name), device=opts.get("device") or None)
-    from .openai_backend import OpenAIEmbedder
-
-    return OpenAIEmbedder(
-        name,
-        base_url=opts.get("base_url") or None,
-        api_key=opts.get("api_key") or None,
-        batch_size=int(opts.get("batch_size") or 128),
-        timeout=float(opts.get("timeout") or 60.0),
-    )
+    scheme: str
+    make: Callable[[str, str, Mapping[str, Any]], Embedder]
+    contextual: bool = False
+    aliases: tuple[str, ...] = ()
+    local_folders: bool = True
 
 
 def normalise_rows(mat: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ usable model, retrieval runs on BM25 + graph and says so once.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,10 +19,11 @@ import numpy as np
 from ..errors import Conflict
 from ..text import content_hash
 from ..trust import endpoint_api_key
-from .base import Embedder, EmbedderUnavailable, load_embedder, model_id_for, parse_spec
+from .base import Embedder, EmbedderUnavailable
+from .registry import backend_for, load_embedder, model_id_for, parse_spec
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
     from ..retrieval.vector_index import VectorIndex
 
 __all__ = ["EmbeddingManager", "META_KEY", "FIX_HINT"]
@@ -41,10 +43,9 @@ _EMBED_SLICE = 4096  # items embedded and stored per step (bounds the vectors he
 class EmbeddingManager:
     """Embedding services of one open knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb = kb
-        cfg = kb.config["embeddings"]
-        self.spec: str = cfg["model"]
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.spec: str = ctx.config.embeddings.model
         parsed = parse_spec(self.spec)
         self.model_id: str | None = model_id_for(*parsed) if parsed else None
         self._embedder: Embedder | None = None
@@ -68,12 +69,12 @@ class EmbeddingManager:
         """The loaded model, or None when off or unavailable (the reason is in ``note``)."""
         with self._lock:
             if not self._loaded:
-                cfg = dict(self.kb.config["embeddings"])
+                cfg = dataclasses.asdict(self.ctx.config.embeddings)  # the backend's options, as plain data
                 parsed = parse_spec(self.spec)
                 if parsed is not None and parsed[0] == "openai":
                     # Raises (and loads nothing) when config.toml chose the address and the user
                     # has not trusted it; asked again on every use until they do.
-                    cfg["api_key"] = endpoint_api_key(self.kb.config, self.kb.home, "embeddings") or ""
+                    cfg["api_key"] = endpoint_api_key(self.ctx.config, self.ctx.home, "embeddings") or ""
                 self._loaded = True
                 try:
                     self._embedder = load_embedder(self.spec, cfg)
@@ -81,17 +82,23 @@ class EmbeddingManager:
                     self.note = f"no embedding model ({exc}); searching with BM25 + graph; {FIX_HINT}"
                     self.note_reported = True
                     if self.spec in _REPORTED:
-                        self.kb.notes.append(self.note)
+                        self.ctx.notes.append(self.note)
                     else:
                         _REPORTED.add(self.spec)
-                        self.kb.warn(self.note)
+                        self.ctx.warn(self.note)
                 if self._embedder is not None:
                     self.model_id = self._embedder.model_id
             return self._embedder
 
+    @property
+    def contextual(self) -> bool:
+        """Whether the configured backend declares contextual vectors (False when embeddings are off)."""
+        backend = backend_for(self.spec)
+        return bool(backend and backend.contextual)
+
     def stored_model(self) -> str | None:
         """The model this knowledge base's vectors were made with (None before any)."""
-        return self.kb.store.get_meta(META_KEY)
+        return self.ctx.store.get_meta(META_KEY)
 
     def check_model(self) -> None:
         """Raise Conflict when the configured model differs from the stored vectors' model."""
@@ -144,7 +151,7 @@ class EmbeddingManager:
         emb = self.embedder
         if emb is None:
             return 0
-        store = self.kb.store
+        store = self.ctx.store
         done = 0
         # In slices: one 200 MB document has 500k chunks, and their vectors (float32 from the
         # model, then float16 rows and their bytes) all at once took over 1 GB.
@@ -155,7 +162,7 @@ class EmbeddingManager:
         return done
 
     def _embed_slice(self, item_kind: str, items: Sequence[tuple[str, str]], emb: Any) -> int:
-        store = self.kb.store
+        store = self.ctx.store
         hashes = {i: content_hash(t) for i, t in items}
         have = store.vector_hashes(item_kind, [i for i, _ in items], emb.model_id)
         todo = [(i, t) for i, t in items if have.get(i) != hashes[i]]
@@ -163,7 +170,9 @@ class EmbeddingManager:
             return 0
         missing = [t for i, t in todo if hashes[i] not in self._prefetched]
         fresh = dict(zip((content_hash(t) for t in missing), emb.encode(missing))) if missing else {}
-        vecs = np.stack([self._prefetched.get(hashes[i], fresh.get(hashes[i])) for i, _ in todo]).astype(np.float16)
+        # Every hash is in one of the two: prefetched earlier or encoded just now.
+        rows = [self._prefetched[hashes[i]] if hashes[i] in self._prefetched else fresh[hashes[i]] for i, _ in todo]
+        vecs = np.stack(rows).astype(np.float16)
         store.upsert_vectors(item_kind, emb.model_id, emb.dim,
                              [(i, hashes[i], v.tobytes()) for (i, _), v in zip(todo, vecs)])
         return len(todo)
@@ -178,8 +187,8 @@ class EmbeddingManager:
         idx = self._indexes.get(item_kind)
         if idx is None or idx.model != model:
             idx = self._indexes[item_kind] = VectorIndex(
-                self.kb.store, item_kind, model, self.kb.config["embeddings"]["ann_threshold"],
-                self.kb.home / "vectors")
+                self.ctx.store, item_kind, model, self.ctx.config.embeddings.ann_threshold,
+                self.ctx.home / "vectors")
         return idx
 
     # -- reindex ----------------------------------------------------------------------------------
@@ -196,7 +205,7 @@ class EmbeddingManager:
         emb = self.embedder
         if emb is None:
             raise Conflict(f"cannot reindex: {self.note or 'no embedding model configured'}")
-        store = self.kb.store
+        store = self.ctx.store
         stats = store.stats()
         total = stats["chunks"] + stats["entities"]
         with store.transaction():
@@ -220,15 +229,15 @@ class EmbeddingManager:
 
         chunks = embed_all("chunk", lambda after: store.chunks_to_embed(True, after, batch))
         entities = 0
-        if self.kb.config["embeddings"]["embed_entities"]:
+        if self.ctx.config.embeddings.embed_entities:
             entities = embed_all("entity", lambda after: store.nodes_to_embed("entity", after, batch))
         relations = 0
-        if self.kb.config["embeddings"]["embed_relations"]:
+        if self.ctx.config.embeddings.embed_relations:
             relations = embed_all("relation", lambda after: store.relations_to_embed(after, batch))
         others = {kind: embed_all(kind, lambda after, f=fetch: f(after, batch))  # type: ignore[misc]
                   for kind, fetch in self._sources.items()}
         with store.transaction():
-            store.append_event("vectors.reindexed", emb.model_id, self.kb.now(),
+            store.append_event("vectors.reindexed", emb.model_id, self.ctx.now(),
                                {"chunks": chunks, "entities": entities, "relations": relations,
                                 "dropped": dropped, **others})
         return {"model": emb.model_id, "chunks": chunks, "entities": entities, "relations": relations,  # type: ignore[dict-item]

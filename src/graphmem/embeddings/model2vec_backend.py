@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from .base import EmbedderUnavailable, load_model, normalise_rows
+from .base import EmbedderUnavailable, EmbeddingBackend, load_model, normalise_rows
 
 __all__ = ["Model2VecEmbedder"]
 
@@ -30,3 +32,11 @@ class Model2VecEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return normalise_rows(self._model.encode(list(texts), show_progress_bar=False))
+
+
+def _make(name: str, model_id: str, options: Mapping[str, Any]) -> Model2VecEmbedder:
+    return Model2VecEmbedder(name, model_id)
+
+
+# Static vectors (one per token, averaged): not contextual.
+BACKEND = EmbeddingBackend("model2vec", _make, contextual=False)

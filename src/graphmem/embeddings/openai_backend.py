@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import BackendError, InvalidInput
 from ..openai_http import HTTPFailure, post_json
-from .base import EmbedderUnavailable, normalise_rows
+from .base import EmbedderUnavailable, EmbeddingBackend, normalise_rows
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIEmbedder"]
 
@@ -191,3 +191,17 @@ class OpenAIEmbedder:
                 f"Server said: {exc.detail}"
             )
         return self._error(f"{exc.message}{_HINTS.get(exc.kind, '')}")
+
+
+def _make(name: str, model_id: str, options: Mapping[str, Any]) -> OpenAIEmbedder:
+    return OpenAIEmbedder(
+        name,
+        base_url=options.get("base_url") or None,
+        api_key=options.get("api_key") or None,
+        batch_size=int(options.get("batch_size") or 128),
+        timeout=float(options.get("timeout") or 60.0),
+    )
+
+
+# A model name, never a folder: its model id is the name as given.
+BACKEND = EmbeddingBackend("openai", _make, contextual=True, local_folders=False)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
-from .base import EmbedderUnavailable, load_model, normalise_rows
+from .base import EmbedderUnavailable, EmbeddingBackend, load_model, normalise_rows
 
 __all__ = ["SentenceTransformerEmbedder"]
 
@@ -32,3 +35,11 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return normalise_rows(self._model.encode(list(texts), batch_size=64, show_progress_bar=False,
                                                  convert_to_numpy=True))
+
+
+def _make(name: str, model_id: str, options: Mapping[str, Any]) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(name, model_id, device=options.get("device") or None)
+
+
+BACKEND = EmbeddingBackend("sentence-transformers", _make, contextual=True,
+                           aliases=("st", "sentence-transformer", "sentencetransformers"))

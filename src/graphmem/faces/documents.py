@@ -43,7 +43,7 @@ class Documents:
             if not isinstance(content, str):
                 raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
             doc_id = "doc_" + content_hash(content)[:12]
-        return ingest_document(self._kb, doc_id, title, source, content, Extraction(), metadata)
+        return ingest_document(self._kb.ctx, doc_id, title, source, content, Extraction(), metadata)
 
     def get(self, doc_id: str, version: int | None = None) -> Document:
         """A document version (latest by default); NotFound names what exists."""

@@ -94,11 +94,11 @@ class Memory:
     # -- configuration --------------------------------------------------------------------------
 
     @property
-    def _cfg(self) -> dict[str, Any]:
+    def _cfg(self) -> Mapping[str, Any]:
         return self._kb.config["memory"]
 
     @property
-    def _cg(self) -> dict[str, Any]:
+    def _cg(self) -> Mapping[str, Any]:
         return self._kb.config["memory"]["context_graph"]
 
     # -- writing --------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ class Memory:
         refs = doc_refs(mem["metadata"], mem["text"])
         if prev is not None and not store.get_memories([prev[0]]):
             prev = None  # the session's last memory was deleted
-        planned = plan_edges(self._kb, mem, self._vector(mem["id"]), prev, refs, self._cg["edges"], earlier)
+        planned = plan_edges(self._kb.ctx, mem, self._vector(mem["id"]), prev, refs, earlier)
         n = store.insert_memory_edges([(edge_id(s, t, d), s, d, t, w, now) for s, d, t, w in planned])
         if refs:
             store.add_memory_docrefs(mem["scope_key"], mem["id"], refs)
@@ -351,7 +351,7 @@ class Memory:
             return
         last = self._kb.store.get_meta(LAST_TICK_KEY)
         if last is None or parse_iso(self._kb.now()) - parse_iso(last) >= _TICK_EVERY:
-            try_tick(self._kb, dc)  # on a read path: skipped when read-only or another process writes
+            try_tick(self._kb.ctx)  # on a read path: skipped when read-only or another process writes
 
     def search(
         self,
@@ -430,7 +430,7 @@ class Memory:
     def tick_decay(self) -> dict[str, int]:
         """Decay relevances and edge weights now; prune weak edges; archive faded, unlinked
         memories. Returns ``{"decayed", "pruned", "archived"}``."""
-        return tick(self._kb, self._cg["decay"])
+        return tick(self._kb.ctx)
 
     def _mark(self, memory_id: str, delta: float, up: bool) -> dict[str, Any]:
         kb, store = self._kb, self._kb.store

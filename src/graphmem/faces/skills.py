@@ -45,7 +45,7 @@ class Skills:
         ``on_progress(read, files)`` and ``on_stage(what)`` report the work as it goes.
         Symlinked SKILL.md files and folders below ``dirs`` are skipped (``result.skipped`` says
         so) unless ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read."""
-        return build_skills(self._kb, dirs, prune=prune, follow_symlinks=follow_symlinks, on_progress=on_progress,
+        return build_skills(self._kb.ctx, dirs, prune=prune, follow_symlinks=follow_symlinks, on_progress=on_progress,
                             on_stage=on_stage)
 
     def rebuild(self, dirs: Sequence[str | os.PathLike[str]] = (), *, follow_symlinks: bool = False,
@@ -64,7 +64,7 @@ class Skills:
             store.clear_skills()
             bump_version(store)
         self.invalidate()
-        return build_skills(self._kb, roots, follow_symlinks=follow_symlinks, on_progress=on_progress,
+        return build_skills(self._kb.ctx, roots, follow_symlinks=follow_symlinks, on_progress=on_progress,
                             on_stage=on_stage)
 
     def invalidate(self) -> None:
@@ -77,7 +77,7 @@ class Skills:
         version = self._kb.store.get_meta(VERSION_KEY) or ""
         with self._lock:
             if self._index is None or self._index.version != version:
-                self._index = SkillIndex.load(self._kb, version)
+                self._index = SkillIndex.load(self._kb.ctx, version)
             return self._index
 
     def _to_embed(self, after: int, limit: int) -> list[tuple[int, str, str]]:

@@ -49,7 +49,7 @@ class Wiki:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self._kb = kb
-        self._core = WikiCore(kb)
+        self._core = WikiCore(kb.ctx)
         self._read_sync_warned: set[str] = set()
         self._defer = 0
         self._since_flush = 0  # documents ingested under deferred() since the last flush

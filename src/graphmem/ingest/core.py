@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..context import AFTER_INGEST
 from ..errors import InvalidInput
 from ..extraction import EntitySpec, Extraction, RelationSpec, check_json_depth
 from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
@@ -30,7 +31,7 @@ from ..text import FoldedText, content_hash, normalize_name, short_id, unique_na
 from .chunking import chunk_spans
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["IngestResult", "ingest_document", "validate_document_fields"]
 
@@ -179,7 +180,7 @@ def _chunks_for(doc: Document, size: int, overlap: int) -> list[Chunk]:
 
 
 def ingest_document(
-    kb: KnowledgeBase,
+    ctx: Context,
     doc_id: str,
     title: str | None,
     source: str | None,
@@ -187,40 +188,44 @@ def ingest_document(
     extraction: Extraction,
     metadata: Mapping[str, Any] | None = None,
 ) -> IngestResult:
-    """Store a document and its extraction with provenance, in one transaction."""
+    """Store a document and its extraction with provenance, in one transaction.
+
+    Calls the ``after_ingest(doc_id, node_ids, warnings)`` hook inside the transaction (the wiki
+    regenerates the document's pages there)."""
     doc_id, title_s, source_s, content, meta = validate_document_fields(doc_id, title, source, raw_content, metadata)
-    store, cfg = kb.store, kb.config
+    store, cfg = ctx.store, ctx.config
     digest = content_hash(content)
-    kb.embeddings.check_model()  # refuse to mix embedding models before writing anything
+    ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
     with store.transaction():
         latest = store.get_document(doc_id)
         if latest is not None and latest.content_hash == digest:
             return IngestResult(
                 doc_id, "unchanged", latest.version, chunk_count=latest.chunk_count,
-                warnings=[f"document '{doc_id}' is unchanged (same content as version {latest.version}); nothing added"],
+                warnings=[f"document '{doc_id}' is unchanged (same content as version {latest.version}); "
+                          "nothing added"],
             )
-        now = kb.now()
+        now = ctx.now()
         version = 1 if latest is None else latest.version + 1
         doc = Document(doc_id, version, title_s, source_s, content, digest, meta, now)
-        chunks = _chunks_for(doc, cfg["chunking"]["size"], cfg["chunking"]["overlap"])
+        chunks = _chunks_for(doc, cfg.chunking.size, cfg.chunking.overlap)
         store.insert_document(doc, chunks)
         result = IngestResult(doc_id, "added" if version == 1 else "new_version", version, chunk_count=len(chunks))
-        writer = _GraphWriter(kb, doc, _Locator(content, chunks), result, now)
+        writer = _GraphWriter(ctx, doc, _Locator(content, chunks), result, now)
         writer.add_entities(extraction.entities)
         writer.add_relations(extraction.relations)
         store.insert_provenance(writer.provenance)
         result.provenance_added = len(writer.provenance)
-        mentions = writer.mentions(kb.config["ingest"]["max_mentions_per_entity"])
+        mentions = writer.mentions(cfg.ingest.max_mentions_per_entity)
         store.insert_mentions(mentions)
         result.mentions_added = len(mentions)
-        result.vectors_added = kb.embeddings.embed_items("chunk", [(c.chunk_id, c.text) for c in chunks])
-        if writer.new_nodes and kb.config["embeddings"]["embed_entities"]:
-            result.vectors_added += kb.embeddings.embed_items("entity", writer.new_nodes)
-        if writer.new_edges and kb.config["embeddings"]["embed_relations"]:
-            result.vectors_added += kb.embeddings.embed_items("relation", writer.new_edges)
-        # The document's summary page and its entities' pages (kb.wiki; per batch in bulk ingest); before the
-        # document event, so that the document's event closes its ingest in the log.
-        kb.wiki.after_ingest(doc_id, list(dict.fromkeys(writer.local.values())), result.warnings)
+        result.vectors_added = ctx.embeddings.embed_items("chunk", [(c.chunk_id, c.text) for c in chunks])
+        if writer.new_nodes and cfg.embeddings.embed_entities:
+            result.vectors_added += ctx.embeddings.embed_items("entity", writer.new_nodes)
+        if writer.new_edges and cfg.embeddings.embed_relations:
+            result.vectors_added += ctx.embeddings.embed_items("relation", writer.new_edges)
+        # The document's summary page and its entities' pages (the wiki's hook; per batch in bulk ingest);
+        # before the document event, so that the document's event closes its ingest in the log.
+        ctx.hooks.call(AFTER_INGEST, doc_id, list(dict.fromkeys(writer.local.values())), result.warnings)
         store.append_event(
             "document.added" if version == 1 else "document.versioned",
             doc_id,
@@ -237,10 +242,10 @@ def ingest_document(
 class _GraphWriter:
     """Resolves entities and relations of one document against the graph and writes them."""
 
-    def __init__(self, kb: KnowledgeBase, doc: Document, locator: _Locator, result: IngestResult, now: str) -> None:
-        self.kb = kb
-        self.store = kb.store
-        self.ontology = kb.config.ontology
+    def __init__(self, ctx: Context, doc: Document, locator: _Locator, result: IngestResult, now: str) -> None:
+        self.ctx = ctx
+        self.store = ctx.store
+        self.ontology = ctx.config.ontology
         self.doc = doc
         self.locator = locator
         self.result = result
@@ -274,10 +279,11 @@ class _GraphWriter:
                 f"{label}: supporting_text not found in document '{self.doc.doc_id}' "
                 f"({_clip(quote)!r}); stored without an evidence span"
             )
+        pieces: list[tuple[Chunk | None, int | None, int | None]]
         if span is not None:
             # A quote across a chunk boundary is cited once per chunk, each piece inside its chunk:
             # a reader shown a chunk must find the quote in it.
-            pieces = self.locator.pieces(*span)
+            pieces = list(self.locator.pieces(*span))
         else:
             best = self.locator.best_overlap_chunk(text) if text else None
             pieces = [(best, None, None)]
@@ -369,8 +375,9 @@ class _GraphWriter:
         """Every occurrence (whole words, any case, optional plural) of each entity's names."""
         if not self.local:
             return []
-        text = self.doc.content.casefold()
-        if len(text) != len(self.doc.content):  # casefold changed lengths (e.g. "ß"): offsets would drift
+        folded = self.doc.content.casefold()
+        text: str | None = folded
+        if len(folded) != len(self.doc.content):  # casefold changed lengths (e.g. "ß"): offsets would drift
             text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
         if text is None:
             return []
@@ -411,7 +418,7 @@ class _GraphWriter:
         return found.get(norm)
 
     def add_relations(self, relations: Sequence[RelationSpec]) -> None:
-        min_conf = self.kb.config["graph"]["min_confidence"]
+        min_conf = self.ctx.config.graph.min_confidence
         for i, rel in enumerate(relations):
             label = f"relations[{i}] '{rel.source} --[{rel.type}]--> {rel.target}'"
             if rel.confidence < min_conf:

@@ -20,8 +20,9 @@ __all__ = ["discover", "doc_id_for", "SYMLINK_SKIPPED"]
 def doc_id_for(path: Path) -> str:
     """The path relative to the working directory (else absolute): the id rule of graphmem before
     issue 13, kept to find the documents of older knowledge bases (ingest/doc_ids.py has the
-    current rule) and to name skipped files. The path is made absolute lexically: a followed symbolic link keeps its own name as its id
-    (resolving it named the document after wherever the link pointed)."""
+    current rule) and to name skipped files. The path is made absolute lexically: a followed
+    symbolic link keeps its own name as its id (resolving it named the document after wherever
+    the link pointed)."""
     absolute = Path(os.path.abspath(path))
     try:
         return absolute.relative_to(Path.cwd()).as_posix()

@@ -36,7 +36,7 @@ from ..errors import InvalidInput
 from .discover import doc_id_for as cwd_relative_id
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["DocIds", "ROOTS_KEY", "SOURCE_FILE_KEY", "absolute", "same_file"]
 
@@ -72,9 +72,9 @@ def _posix(rel: str) -> str:
 class DocIds:
     """The id rule of one ingest command (see the module docstring)."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb = kb
-        raw = kb.store.get_meta(ROOTS_KEY)
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        raw = ctx.store.get_meta(ROOTS_KEY)
         try:
             self.roots: list[Path] = [Path(p) for p in json.loads(raw)] if raw else []
         except (ValueError, TypeError):  # a damaged value only loses the memory of past folders
@@ -130,7 +130,7 @@ class DocIds:
         clashes: list[tuple[str, str, Path]] = []
         for start in range(0, len(files), 500):
             part = files[start:start + 500]
-            recorded = self.kb.store.document_source_files(doc_id for _, doc_id in part)
+            recorded = self.ctx.store.document_source_files(doc_id for _, doc_id in part)
             if not recorded:
                 continue
             for path, doc_id in part:
@@ -153,7 +153,7 @@ class DocIds:
         pairs = [(new, cwd_relative_id(path)) for path, new in files]
         pairs = [(new, old) for new, old in pairs if new != old]
         keep: dict[str, str] = {}
-        store = self.kb.store
+        store = self.ctx.store
         for start in range(0, len(pairs), 500):
             part = pairs[start:start + 500]
             known = store.document_hashes([x for pair in part for x in pair])
@@ -169,9 +169,9 @@ class DocIds:
                 self.roots.append(p)
                 added = True
         # A read-only knowledge base (an ingest of unchanged files works there) stays untouched.
-        if added and not self.kb.read_only:
-            with self.kb.store.transaction():
-                self.kb.store.set_meta(ROOTS_KEY, json.dumps([str(r) for r in self.roots]))
+        if added and not self.ctx.read_only:
+            with self.ctx.store.transaction():
+                self.ctx.store.set_meta(ROOTS_KEY, json.dumps([str(r) for r in self.roots]))
 
     def prune_bases(self, given: str | os.PathLike[str]) -> list[tuple[str, Path]]:
         """``(id prefix, folder the ids are relative to)`` of the documents that came from files

@@ -15,10 +15,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..context import DELETE_DOCUMENT, WIKI_DEFERRED, WIKI_FLUSH, WIKI_FLUSH_DUE
 from ..errors import GraphmemError, InvalidInput
 from ..extraction import Extraction
 from ..text import content_hash
@@ -32,7 +34,7 @@ from .readers import NotText, Skipped, reader_for
 from .readers import bulk as bulk_reader
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["IngestSummary", "ingest_paths", "ingest_documents", "make_extractor", "discover"]
 
@@ -89,13 +91,13 @@ class _FilesLeft:
         self.n = n
 
 
-def _read_files(kb: KnowledgeBase, found: Iterable[tuple[Path | Skipped, str]], summary: IngestSummary,
+def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summary: IngestSummary,
                 as_jsonl: bool = False, left: _FilesLeft | None = None) -> Iterator[SourceDocument]:
     """Documents of the discovered files, one file at a time: a single-document file is read,
     decoded and its bytes dropped before its document moves on; a bulk file is streamed record
     by record. Nothing is read ahead of what the writer asks for."""
-    cfg = kb.config["ingest"]
-    overrides = cfg.get("readers") or {}
+    cfg = ctx.config.ingest
+    overrides = dict(cfg.readers)
     for item, doc_id in found:
         if left is not None:
             left.n -= 1
@@ -107,7 +109,7 @@ def _read_files(kb: KnowledgeBase, found: Iterable[tuple[Path | Skipped, str]], 
             summary.skipped.append(Skipped(doc_id, _unsupported(item)))
             continue
         is_bulk = reader is bulk_reader.read
-        limit_mb = cfg["max_bulk_file_mb"] if is_bulk else cfg["max_file_mb"]
+        limit_mb = cfg.max_bulk_file_mb if is_bulk else cfg.max_file_mb
         try:
             size = item.stat().st_size
             if size > limit_mb * 1e6:
@@ -120,7 +122,7 @@ def _read_files(kb: KnowledgeBase, found: Iterable[tuple[Path | Skipped, str]], 
                 continue
             if is_bulk:
                 outputs: Iterable[SourceDocument | Skipped] = bulk_reader.read_file(
-                    item, doc_id, cfg["max_record_chars"], jsonl=True if as_jsonl else None)
+                    item, doc_id, cfg.max_record_chars, jsonl=True if as_jsonl else None)
             else:
                 raw = item.read_bytes()
                 # The reader's documents are small in number (one, for every format but bulk):
@@ -163,9 +165,9 @@ def _unsupported(item: Path) -> str:
 # -- extraction ----------------------------------------------------------------------------------
 
 
-def make_extractor(kb: KnowledgeBase, name: str | None) -> Extractor | None:
+def make_extractor(ctx: Context, name: str | None) -> Extractor | None:
     """The extractor named ``name`` (default: config ``ingest.extractor``); None for 'none'."""
-    name = (name or kb.config["ingest"]["extractor"]).lower()
+    name = (name or ctx.config.ingest.extractor).lower()
     if name == "none":
         return None
     if name == "offline":
@@ -175,10 +177,10 @@ def make_extractor(kb: KnowledgeBase, name: str | None) -> Extractor | None:
     if name == "llm":
         from .extractors.llm import LLMExtractor
 
-        llm_cfg = dict(kb.config["llm"])
-        llm_cfg.setdefault("cache_dir", str(kb.home / "cache" / "llm"))
+        llm_cfg: dict[str, Any] = dataclasses.asdict(ctx.config.llm)  # the extractor's options, as plain data
+        llm_cfg.setdefault("cache_dir", str(ctx.home / "cache" / "llm"))
         # The env key only goes to an address the user chose (raises before anything is sent).
-        llm_cfg["api_key"] = endpoint_api_key(kb.config, kb.home, "llm") or ""
+        llm_cfg["api_key"] = endpoint_api_key(ctx.config, ctx.home, "llm") or ""
         return LLMExtractor.from_config(llm_cfg)
     raise InvalidInput(f"unknown extractor '{name}'; choose offline, llm or none")
 
@@ -202,7 +204,7 @@ def _extract(extractor: Extractor | None, doc: SourceDocument, min_conf: float
 
 
 def ingest_documents(
-    kb: KnowledgeBase,
+    ctx: Context,
     docs: Iterable[SourceDocument],
     extractor: Extractor | None = None,
     on_progress: ProgressFn | None = None,
@@ -220,9 +222,9 @@ def ingest_documents(
     """
     summary = summary or IngestSummary()
     summary.extractor = extractor.name if extractor else "none"
-    store = kb.store
-    batch_size = max(1, int(kb.config["ingest"]["batch_size"]))
-    min_conf = kb.config["graph"]["min_confidence"]
+    store = ctx.store
+    batch_size = max(1, int(ctx.config.ingest.batch_size))
+    min_conf = ctx.config.graph.min_confidence
     started = time.perf_counter()
     seen = 0  # documents decided so far: unchanged, written, skipped or failed
     exhausted = False
@@ -269,8 +271,8 @@ def ingest_documents(
     try:
         fill()
         while pending and not summary.interrupted:
-            _prefetch_vectors(kb, [pending[i] for i in range(min(batch_size, len(pending)))])
-            with store.transaction(), kb.wiki.deferred(flush=False):
+            _prefetch_vectors(ctx, [pending[i] for i in range(min(batch_size, len(pending)))])
+            with store.transaction(), _wiki_deferred(ctx):
                 for _ in range(batch_size):
                     if not pending:
                         break
@@ -285,7 +287,7 @@ def ingest_documents(
                             continue
                         extraction, warnings = outcome
                         with store.savepoint():
-                            res = ingest_document(kb, doc.doc_id, doc.title, doc.source, doc.text, extraction,
+                            res = ingest_document(ctx, doc.doc_id, doc.title, doc.source, doc.text, extraction,
                                                   {**doc.metadata, **({"pages": [list(p) for p in doc.pages]}
                                                                       if doc.pages else {})})
                     except KeyboardInterrupt:
@@ -308,14 +310,15 @@ def ingest_documents(
                         summary.relations += res.edges_added
                         summary.mentions += res.mentions_added
                         summary.warnings.extend(f"{doc.doc_id}: {w}" for w in warnings + res.warnings)
-            kb.wiki.flush_due(summary.warnings)  # generated wiki pages: once per wiki.bulk_flush_docs
+            ctx.hooks.call(WIKI_FLUSH_DUE, summary.warnings)  # generated wiki pages: once per wiki.bulk_flush_docs
             if not summary.interrupted:
                 fill()
             report()
         if not summary.interrupted:
             if on_stage:
                 on_stage("updating wiki pages")  # can take many seconds after the last document
-            kb.wiki.flush(summary.warnings)  # the rest (an interrupted run leaves them marked for the next)
+            # The rest (an interrupted run leaves them marked for the next).
+            ctx.hooks.call(WIKI_FLUSH, summary.warnings)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
@@ -326,15 +329,22 @@ def ingest_documents(
     return summary
 
 
+def _wiki_deferred(ctx: Context) -> AbstractContextManager[Any]:
+    """The wiki's hold on page regeneration for one batch (pages are regenerated by the flush
+    hooks, not at the end of every batch); nothing to hold without a wiki."""
+    held = ctx.hooks.first(WIKI_DEFERRED, flush=False)
+    return held if held is not None else nullcontext()
+
+
 _PREFETCH_MAX = 8192  # texts embedded ahead of a batch (their vectors are held until it is written)
 
 
-def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
+def _prefetch_vectors(ctx: Context, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
     """Embed the next batch's chunks and entity names in one model call, before its transaction."""
-    kb.embeddings.clear_prefetched()
-    if kb.embeddings.model_id is None:
+    ctx.embeddings.clear_prefetched()
+    if ctx.embeddings.model_id is None:
         return
-    size, overlap = kb.config["chunking"]["size"], kb.config["chunking"]["overlap"]
+    size, overlap = ctx.config.chunking.size, ctx.config.chunking.overlap
     texts: list[str] = []
     for doc, fut in batch:
         if len(texts) >= _PREFETCH_MAX:  # a huge document: embed_items encodes the rest in slices
@@ -342,15 +352,15 @@ def _prefetch_vectors(kb: KnowledgeBase, batch: Sequence[tuple[SourceDocument, F
         texts += [doc.text[s:e] for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
         if fut.done() and not fut.cancelled() and fut.exception() is None:
             outcome = fut.result()
-            if not isinstance(outcome, ExtractionError) and kb.config["embeddings"]["embed_entities"]:
+            if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_entities:
                 texts += [e.name for e in outcome[0].entities]
-            if not isinstance(outcome, ExtractionError) and kb.config["embeddings"]["embed_relations"]:
+            if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_relations:
                 texts += [fact_text(r.source, r.type, r.target) for r in outcome[0].relations]
-    kb.embeddings.prefetch(texts)
+    ctx.embeddings.prefetch(texts)
 
 
 def ingest_paths(
-    kb: KnowledgeBase,
+    ctx: Context,
     paths: Sequence[str | os.PathLike[str]],
     *,
     glob: str | None = None,
@@ -367,11 +377,11 @@ def ingest_paths(
     links are listed in ``summary.skipped`` and not followed unless ``follow_symlinks``."""
     if not paths:
         raise InvalidInput("give at least one file or folder to ingest")
-    ex = extractor if (extractor is not None and not isinstance(extractor, str)) else make_extractor(kb, extractor)
+    ex = extractor if (extractor is not None and not isinstance(extractor, str)) else make_extractor(ctx, extractor)
     summary = IngestSummary()
     # Discovery lists paths only (no file is opened), which gives the progress bar an estimate:
     # documents seen so far plus files not opened yet (a bulk file counts as one until read).
-    ids = DocIds(kb)
+    ids = DocIds(ctx)
     found = _discover_with_ids(ids, paths, glob, excludes, follow_symlinks)
     left = _FilesLeft(len(found))
     progress = None
@@ -379,13 +389,13 @@ def ingest_paths(
         def progress(done: int, known: int, doc_id: str) -> None:
             on_progress(done, known + left.n, doc_id)
 
-    docs = _read_files(kb, found, summary, as_jsonl, left)
-    n_workers = workers if workers is not None else kb.config["ingest"]["workers"]
-    ingest_documents(kb, docs, ex, progress, summary, n_workers, on_stage=on_stage)
+    docs = _read_files(ctx, found, summary, as_jsonl, left)
+    n_workers = workers if workers is not None else ctx.config.ingest.workers
+    ingest_documents(ctx, docs, ex, progress, summary, n_workers, on_stage=on_stage)
     if not summary.interrupted:
         ids.remember(p for p in paths if Path(p).is_dir())
     if prune and not summary.interrupted:
-        summary.pruned = _prune(kb, paths, ids)
+        summary.pruned = _prune(ctx, paths, ids)
     return summary
 
 
@@ -415,7 +425,7 @@ def _discover_with_ids(ids: DocIds, paths: Sequence[str | os.PathLike[str]], glo
     return found
 
 
-def _prune(kb: KnowledgeBase, paths: Sequence[str | os.PathLike[str]], ids: DocIds) -> list[str]:
+def _prune(ctx: Context, paths: Sequence[str | os.PathLike[str]], ids: DocIds) -> list[str]:
     """Delete documents that came from files under ``paths`` whose files are gone. A document
     that recorded its file is deleted only when that file is under the folder and gone (never a
     same-named folder's document); one stored before files were recorded is matched under every
@@ -427,14 +437,14 @@ def _prune(kb: KnowledgeBase, paths: Sequence[str | os.PathLike[str]], ids: DocI
         folder = absolute(raw)
         targets: dict[str, list[Path]] = {}
         for prefix, base in ids.prune_bases(raw):
-            for doc_id, source in kb.store.documents_by_source_prefix(prefix):
+            for doc_id, source in ctx.store.documents_by_source_prefix(prefix):
                 targets.setdefault(doc_id, []).append(base / source.split("#", 1)[0])
-        recorded = kb.store.document_source_files(targets)
+        recorded = ctx.store.document_source_files(targets)
         for doc_id, rec in recorded.items():
             file = Path(rec)
             targets[doc_id] = [file] if folder in file.parents else []
         for doc_id, files in targets.items():
-            if doc_id not in removed and files and not any(f.exists() for f in files):
-                kb.documents.delete(doc_id)
+            gone = doc_id not in removed and files and not any(f.exists() for f in files)
+            if gone and ctx.hooks.call(DELETE_DOCUMENT, doc_id):  # no hook: nothing can delete it here
                 removed.append(doc_id)
     return removed

@@ -9,12 +9,12 @@ running one twice changes nothing.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .scope import parse_iso
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["relevance_now", "tick", "try_tick", "LAST_TICK_KEY"]
 
@@ -34,26 +34,28 @@ def relevance_now(quality: float, floor: float, used_at: str, now: datetime, hal
     return max(floor, quality * factor)
 
 
-def tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
-    """One decay pass over every memory and memory edge (one transaction)."""
-    with kb.store.transaction():
-        return _tick(kb, cfg)
+def tick(ctx: Context) -> dict[str, int]:
+    """One decay pass over every memory and memory edge (one transaction), with the settings of
+    ``[memory.context_graph.decay]``."""
+    with ctx.store.transaction():
+        return _tick(ctx)
 
 
-def try_tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int] | None:
+def try_tick(ctx: Context) -> dict[str, int] | None:
     """:func:`tick` if the write lock is free right now (a read path's tick never waits for a
     writer and never fails the read); None when skipped (read-only, busy): a later read ticks."""
     out: dict[str, dict[str, int]] = {}
-    done = kb.store.try_write(lambda: out.setdefault("tick", _tick(kb, cfg)))
+    done = ctx.store.try_write(lambda: out.setdefault("tick", _tick(ctx)))
     return out["tick"] if done else None
 
 
-def _tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
+def _tick(ctx: Context) -> dict[str, int]:
     """The decay pass itself, inside the caller's transaction."""
-    store = kb.store
-    now_s = kb.now()
+    cfg = ctx.config.memory.context_graph.decay
+    store = ctx.store
+    now_s = ctx.now()
     now = parse_iso(now_s)
-    hl = cfg["half_life_days"]
+    hl = cfg.half_life_days
     rel_updates: list[tuple[float, str]] = []
     low: list[str] = []
     decayed = 0
@@ -62,7 +64,7 @@ def _tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
         if abs(new - rel) > _STEP:
             rel_updates.append((new, mid))
             decayed += new < rel
-        if new < cfg["min_node_relevance"]:
+        if new < cfg.min_node_relevance:
             low.append(mid)
     store.set_memory_relevance(rel_updates)
     weights: list[tuple[float, str]] = []
@@ -73,7 +75,7 @@ def _tick(kb: KnowledgeBase, cfg: dict[str, Any]) -> dict[str, int]:
         since = max(created, used_a, used_b)
         age = max(0.0, (now - parse_iso(since)).total_seconds()) / _DAY
         new_w = w0 * (0.5 ** (age / hl) if hl > 0 else 1.0)
-        if new_w < cfg["min_edge_weight"]:
+        if new_w < cfg.min_edge_weight:
             prune.append(eid)
         elif abs(new_w - w) > _STEP:
             weights.append((new_w, eid))

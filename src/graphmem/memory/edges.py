@@ -19,7 +19,7 @@ from .dense import dense_top_stored
 from .scope import parse_iso
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["EDGE_WEIGHTS", "AUTO_TYPES", "LLM_TYPES", "plan_edges", "edge_id"]
 
@@ -36,8 +36,8 @@ def edge_id(source: str, type: str, target: str) -> str:
     return short_id("me_", source, type, target)
 
 
-def plan_edges(kb: KnowledgeBase, mem: Mapping[str, Any], vec: np.ndarray | None,
-               prev: tuple[str, str] | None, refs: list[str], cfg: Mapping[str, Any],
+def plan_edges(ctx: Context, mem: Mapping[str, Any], vec: np.ndarray | None,
+               prev: tuple[str, str] | None, refs: list[str],
                earlier: set[str] | None = None) -> list[tuple[str, str, str, float]]:
     """``(source, target, type, weight)`` edges for memory ``mem``.
 
@@ -45,25 +45,27 @@ def plan_edges(kb: KnowledgeBase, mem: Mapping[str, Any], vec: np.ndarray | None
     document references; ``vec``: its unit vector (None without embeddings). ``earlier``, when
     given (backfills), limits document and topic links to those memories, so that a pair is
     linked once, from the later memory to the earlier one, as when they were added live.
+    Which edges and their thresholds: ``[memory.context_graph.edges]``.
     """
+    cfg = ctx.config.memory.context_graph.edges
     out: list[tuple[str, str, str, float]] = []
     mid = mem["id"]
     if prev is not None and prev[0] != mid:
         prev_id, prev_said = prev
         gap = (parse_iso(mem["said_at"]) - parse_iso(prev_said)).total_seconds()
         if gap >= 0:
-            if cfg["enable_reply_to"] and gap <= cfg["reply_to_window_seconds"]:
+            if cfg.enable_reply_to and gap <= cfg.reply_to_window_seconds:
                 out.append((mid, prev_id, REPLY_TO, EDGE_WEIGHTS[REPLY_TO]))
-            if cfg["enable_temporal_next"]:
+            if cfg.enable_temporal_next:
                 out.append((prev_id, mid, TEMPORAL_NEXT, EDGE_WEIGHTS[TEMPORAL_NEXT]))
-        elif cfg["enable_temporal_next"]:  # said before the session's latest: it comes first
+        elif cfg.enable_temporal_next:  # said before the session's latest: it comes first
             out.append((mid, prev_id, TEMPORAL_NEXT, EDGE_WEIGHTS[TEMPORAL_NEXT]))
-    if cfg["enable_document_link"] and refs:
-        for other in kb.store.memories_with_docrefs(mem["scope_key"], refs, mid, MAX_DOCUMENT_LINKS):
+    if cfg.enable_document_link and refs:
+        for other in ctx.store.memories_with_docrefs(mem["scope_key"], refs, mid, MAX_DOCUMENT_LINKS):
             if earlier is None or other in earlier:
                 out.append((mid, other, DOCUMENT_LINK, EDGE_WEIGHTS[DOCUMENT_LINK]))
-    if cfg["enable_topic_similar"] and vec is not None and cfg["topic_top_k"] > 0:
-        for other, sim in dense_top_stored(kb, vec, mem["scope_key"], cfg["topic_top_k"], mid):
-            if sim >= cfg["topic_min_similarity"] and (earlier is None or other in earlier):
+    if cfg.enable_topic_similar and vec is not None and cfg.topic_top_k > 0:
+        for other, sim in dense_top_stored(ctx, vec, mem["scope_key"], cfg.topic_top_k, mid):
+            if sim >= cfg.topic_min_similarity and (earlier is None or other in earlier):
                 out.append((mid, other, TOPIC_SIMILAR, round(min(sim, 1.0), 4)))
     return out

@@ -20,13 +20,15 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..config_sections import SkillsConfig
+from ..context import SKILLS_CHANGED
 from ..errors import Conflict, InvalidInput
 from ..models import SKILL, Node
 from ..text import normalize_name, query_words, short_id
@@ -35,7 +37,7 @@ from .index import VERSION_KEY, SkillIndex, collection_of, embed_text, node_id_f
 from .parse import SkillDoc, name_key, parse_skill
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["BuildResult", "build_skills", "bump_version", "find_skill_files", "compute_edges",
            "unresolved_related", "SKIP_DIRS", "FOLLOW_HINT", "max_skill_bytes"]
@@ -81,29 +83,32 @@ def _resolve_roots(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return roots
 
 
-def max_skill_bytes(cfg: dict[str, Any]) -> int:
-    """``[skills] max_skill_kb`` in bytes (InvalidInput naming the key when it is not positive)."""
-    cap = cfg["max_skill_kb"]
+def max_skill_bytes(cfg: SkillsConfig | Mapping[str, Any]) -> int:
+    """``[skills] max_skill_kb`` in bytes (InvalidInput naming the key when it is not positive).
+
+    Checked here, at build time, rather than when the knowledge base opens, so that a bad cap
+    stops only the skills commands."""
+    cap = cfg.max_skill_kb if isinstance(cfg, SkillsConfig) else cfg["max_skill_kb"]
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0 or cap == float("inf"):
         raise InvalidInput(f"config key 'skills.max_skill_kb' must be a positive number of KB, got {cap!r}")
     return int(cap * 1024)
 
 
-def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
+def build_skills(ctx: Context, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
                  follow_symlinks: bool = False, on_progress: Callable[[int, int], None] | None = None,
                  on_stage: Callable[[str], None] | None = None) -> BuildResult:
     """Index the skills under ``dirs`` (see the module docstring). ``prune=False`` keeps skills
     whose file is gone. ``on_progress(files read, files)`` while reading, then ``on_stage(what)``
-    before embedding and storing (most of the time of a big first build). Symlinks below ``dirs`` are skipped and listed in ``skipped`` unless
-    ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read (a warning names
-    it; a version indexed before is kept)."""
+    before embedding and storing (most of the time of a big first build). Symlinks below ``dirs``
+    are skipped and listed in ``skipped`` unless ``follow_symlinks``; a SKILL.md over
+    ``[skills] max_skill_kb`` is not read (a warning names it; a version indexed before is kept)."""
     import time
 
     t0 = time.perf_counter()
     roots = _resolve_roots(dirs)
-    store = kb.store
+    store = ctx.store
     res = BuildResult([str(r) for r in roots])
-    cfg = kb.config["skills"]
+    cfg = ctx.config.skills
     cap = max_skill_bytes(cfg)
     changed_docs: list[tuple[SkillDoc, str, str, int, int]] = []  # doc, root, path, size, mtime
     stat_only: list[tuple[str, int, int]] = []
@@ -163,8 +168,8 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
     texts = [embed_text(d.name, d.description, d.tags, d.triggers) for d, *_ in changed_docs]
     if on_stage and (texts or gone):
         on_stage(f"embedding {len(texts)} skills and linking them" if texts else "removing skills and relinking")
-    kb.embeddings.prefetch(texts)
-    now = kb.now()
+    ctx.embeddings.prefetch(texts)
+    now = ctx.now()
     try:
         with store.transaction():
             for root in roots:
@@ -195,17 +200,17 @@ def build_skills(kb: KnowledgeBase, dirs: Sequence[str | os.PathLike[str]], *, p
                     "meta": {"front_matter": doc.front_matter, "warnings": doc.warnings}, "sha256": doc.sha256,
                     "size": size, "mtime_ns": mtime, "updated_at": now,
                 })
-            kb.embeddings.embed_items("skill", [(node_id_for(d.id), t) for (d, *_), t in zip(changed_docs, texts)])
-            if changed_docs or gone or not _has_version(kb):
-                _relink(kb, res, {d.id for d, *_ in changed_docs}, {d.id: d.name for d, *_ in changed_docs},
+            ctx.embeddings.embed_items("skill", [(node_id_for(d.id), t) for (d, *_), t in zip(changed_docs, texts)])
+            if changed_docs or gone or not _has_version(ctx):
+                _relink(ctx, res, {d.id for d, *_ in changed_docs}, {d.id: d.name for d, *_ in changed_docs},
                         now, cfg)
                 bump_version(store)
             store.append_event("skills.built", ",".join(res.roots), now, {
                 "added": len(res.added), "updated": len(res.updated), "removed": len(res.removed),
                 "unchanged": res.unchanged, "edges_added": res.edges_added, "edges_removed": res.edges_removed})
     finally:
-        kb.embeddings.clear_prefetched()
-    kb.skills.invalidate()
+        ctx.embeddings.clear_prefetched()
+    ctx.hooks.call(SKILLS_CHANGED)  # the skills face drops its cached index
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -217,15 +222,15 @@ def bump_version(store: Any) -> None:
     store.set_meta(VERSION_KEY, str(int(prev) + 1 if prev.isdigit() else 1))
 
 
-def _has_version(kb: KnowledgeBase) -> bool:
-    return kb.store.get_meta(VERSION_KEY) is not None
+def _has_version(ctx: Context) -> bool:
+    return ctx.store.get_meta(VERSION_KEY) is not None
 
 
-def _relink(kb: KnowledgeBase, res: BuildResult, changed: set[str], changed_names: dict[str, str], now: str,
-            cfg: dict[str, Any]) -> None:
+def _relink(ctx: Context, res: BuildResult, changed: set[str], changed_names: dict[str, str], now: str,
+            cfg: SkillsConfig) -> None:
     """Recompute the skill edges and write the difference."""
-    store = kb.store
-    idx = SkillIndex.load(kb, "building")
+    store = ctx.store
+    idx = SkillIndex.load(ctx, "building")
     current = {(s, t, d): (w, eid) for s, t, d, w, eid in store.skill_edges()}
     old_mentions = {(s, t, d): w for (s, t, d), (w, _) in current.items() if t == "mentions"}
     want = compute_edges(idx, cfg)
@@ -233,8 +238,8 @@ def _relink(kb: KnowledgeBase, res: BuildResult, changed: set[str], changed_name
     # mentions: keep those of unchanged skills, rescan the bodies of changed ones and look for
     # the (possibly new) names of changed skills in every body.
     changed_nodes = {node_id_for(s) for s in changed}
-    mention_w = float(cfg["mentions_weight"])
-    for (s, t, d), w in old_mentions.items():
+    mention_w = float(cfg.mentions_weight)
+    for s, t, d in old_mentions:
         if s not in changed_nodes and d not in changed_nodes and s in idx.by_node and d in idx.by_node:
             want[(s, t, d)] = mention_w
     if len(changed) > max(50, len(idx) // 4):
@@ -318,7 +323,7 @@ def unresolved_related(idx: SkillIndex) -> dict[str, list[str]]:
     return out
 
 
-def compute_edges(idx: SkillIndex, cfg: dict[str, Any]) -> dict[tuple[str, str, str], float]:
+def compute_edges(idx: SkillIndex, cfg: SkillsConfig) -> dict[tuple[str, str, str], float]:
     """related, sibling and similar edges of the whole skill set."""
     want: dict[tuple[str, str, str], float] = {}
     ents = idx.entries
@@ -328,16 +333,16 @@ def compute_edges(idx: SkillIndex, cfg: dict[str, Any]) -> dict[tuple[str, str, 
             if j is None:
                 continue
             a, b = e.node_id, ents[j].node_id
-            want[(a, "related", b)] = float(cfg["related_weight"])
-            want[(b, "related", a)] = float(cfg["related_weight"])
+            want[(a, "related", b)] = float(cfg.related_weight)
+            want[(b, "related", a)] = float(cfg.related_weight)
     vecs = idx.vectors
     # sibling: same category, capped per skill (most similar first when vectors exist)
     groups: dict[str, list[int]] = defaultdict(list)
     for i, e in enumerate(ents):
         if e.category:
             groups[e.category].append(i)
-    cap = int(cfg["sibling_max"])
-    sib_w = float(cfg["sibling_weight"])
+    cap = int(cfg.sibling_max)
+    sib_w = float(cfg.sibling_weight)
     for members in groups.values():
         if len(members) < 2 or cap <= 0:
             continue
@@ -360,9 +365,9 @@ def compute_edges(idx: SkillIndex, cfg: dict[str, Any]) -> dict[tuple[str, str, 
                 a, b = sorted((ents[i].node_id, ents[j].node_id))
                 want[(a, "sibling", b)] = sib_w
     # similar: top-k nearest above a threshold, stored once per pair
-    k = int(cfg["similar_top_k"])
+    k = int(cfg.similar_top_k)
     if vecs is not None and k > 0 and len(ents) > 1:
-        lo = float(cfg["similar_min"])
+        lo = float(cfg.similar_min)
         for start in range(0, len(ents), 1024):
             block = vecs[start : start + 1024] @ vecs.T
             for r in range(block.shape[0]):

@@ -53,7 +53,8 @@ def find_skill_files(root: Path, follow_symlinks: bool = False, skipped: list[Sk
     links: list[Skip] = []
     walked: set[tuple[int, int]] = set()
     # Real folders first, linked ones after: a folder reachable both ways keeps its real path as id.
-    pending, linked = [root], []
+    pending: list[Path] = [root]
+    linked: list[Path] = []
     while pending or linked:
         folder = pending.pop() if pending else linked.pop()
         try:

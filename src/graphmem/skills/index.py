@@ -18,7 +18,7 @@ import numpy as np
 from .parse import name_key
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["SkillIndex", "SkillEntry", "embed_text", "VERSION_KEY", "message_keys", "node_id_for"]
 
@@ -95,8 +95,8 @@ class SkillIndex:
     adjacency: dict[int, list[tuple[int, float, str]]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, kb: KnowledgeBase, version: str) -> SkillIndex:
-        store = kb.store
+    def load(cls, ctx: Context, version: str) -> SkillIndex:
+        store = ctx.store
         entries = [SkillEntry(r["rid"], r["skill_id"], r["node_id"], r["name"], r["name_key"], r["description"],
                               r["category"], json.loads(r["tags"]), json.loads(r["triggers"]),
                               json.loads(r["related"]), r["path"], r["root"]) for r in store.list_skill_rows()]
@@ -115,7 +115,7 @@ class SkillIndex:
                     trig[k].append(i)
                     longest = max(longest, k.count(" ") + 1)
         vectors = None
-        index = kb.vector_index("skill") if entries else None
+        index = ctx.embeddings.vector_index("skill") if entries else None
         if index is not None:
             index.refresh()
             got = index.vectors_of([e.node_id for e in entries])

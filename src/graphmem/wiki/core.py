@@ -46,7 +46,7 @@ from .scan import dir_state, index_temp_files, page_entries, scan
 from .slugs import shard_of
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from ..context import Context
 
 __all__ = ["PageWrite", "Plan", "WikiCore", "log_time", "page_summary"]
 
@@ -110,9 +110,9 @@ def page_summary(front_matter: dict[str, Any], body: str) -> str:
 class WikiCore:
     """Applies page changes and syncs files for one knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb = kb
-        self.dir = kb.home / "wiki"
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.dir = ctx.home / "wiki"
         self._dirs_seen: dict[str, int] | None = None
         self._last_full = -1e18
         self._links_warned: set[str] = set()  # symbolic links autosync has warned about
@@ -133,7 +133,7 @@ class WikiCore:
     def _resolve_entities(self, slugs: Iterable[str]) -> dict[str, str]:
         """Entity ids that link targets stand for: the subject of the target's generated
         page, else the entity whose name or alias is the slug with ``-`` read as spaces."""
-        store = self.kb.store
+        store = self.ctx.store
         out = {s: self.slug_hint[s] for s in slugs if s in self.slug_hint}
         keys = [s for s in dict.fromkeys(slugs) if s not in out]
         if not keys:
@@ -157,16 +157,18 @@ class WikiCore:
         """The index row of a page from its file text."""
         parsed = parse_page(w.text, w.category, w.front_matter)
         fm = parsed.front_matter
-        title = fm.get("title") if isinstance(fm.get("title"), str) and fm.get("title").strip() else None
+        raw_title = fm.get("title")
+        title = raw_title if isinstance(raw_title, str) and raw_title.strip() else None
         if title is None:
             title = next((ln.lstrip("#").strip() for ln in parsed.body.split("\n") if ln.startswith("# ")), None)
         title = (title or (w.existing.title if w.existing else w.slug)).strip()
-        tags = fm.get("tags") if isinstance(fm.get("tags"), list) else []
+        raw_tags = fm.get("tags")
+        tags: list[Any] = raw_tags if isinstance(raw_tags, list) else []
         claims: list[tuple[str, int, str]] = []
         if parsed.claims:
             ends = {c.source for c in parsed.claims} | {c.target for c in parsed.claims}
             ents = self._resolve_entities(ends)
-            onto = self.kb.config.ontology
+            onto = self.ctx.config.ontology
             for c in parsed.claims:
                 a, b = ents.get(c.source), ents.get(c.target)
                 norm = onto.normalize_relation(c.relation)
@@ -203,7 +205,7 @@ class WikiCore:
         """Run one operation: ``make_plan()`` is called inside the store transaction (so what
         it reads is what gets written), then its pages are written, deleted, indexed and logged
         as described in the module docstring. Returns the plan, with ``saved`` filled in."""
-        kb, store = self.kb, self.kb.store
+        ctx, store = self.ctx, self.ctx.store
         if not self._swept:
             self.sweep_temp_files()
         pending = list(self._pending)
@@ -217,7 +219,7 @@ class WikiCore:
                 plan = make_plan()
                 if plan.log:  # refused before anything is written, not after the commit
                     checked(self.dir, self.dir / "log.md")
-                now = kb.now()
+                now = ctx.now()
                 shards: dict[tuple[str, str], dict[str, Page | None]] = {}
                 # Deletes first: a page written here may take over a deleted one's subject.
                 for p in plan.deletes:
@@ -262,8 +264,7 @@ class WikiCore:
                 if plan.clear_dirty:
                     store.clear_wiki_dirty(plan.clear_dirty)
                 if shards:
-                    stage_index(ftx, store, self.dir, shards,  # type: ignore[arg-type]
-                                int(kb.config["wiki"]["index_inline_max"]))
+                    stage_index(ftx, store, self.dir, shards, ctx.config.wiki.index_inline_max)
                 self._pending.append(ftx)
                 store.on_commit(before=ftx.commit, undo=lambda: self._drop(ftx, undo=True),
                                 after=lambda: self._committed(ftx, plan.log, now))
@@ -286,7 +287,7 @@ class WikiCore:
             try:
                 self.append_log(log, now)
             except BackendError as exc:  # committed already: raising would claim it failed
-                self.kb.warn(f"the change is saved, but its log.md line is not: {exc}")
+                self.ctx.warn(f"the change is saved, but its log.md line is not: {exc}")
         self.note_own_writes()
 
     # -- log.md ------------------------------------------------------------------------------------
@@ -294,7 +295,8 @@ class WikiCore:
     def append_log(self, entries: Sequence[str], now: str) -> None:
         """Append ``## [time] entry`` lines to log.md (created with a title when absent)."""
         path = self.dir / "log.md"
-        head = "" if exists(self.dir, path) else "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n"
+        head = "" if exists(self.dir, path) else (
+            "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n")
         stamp = log_time(now)
         lines = "".join(f"## [{stamp}] {' '.join(e.split())}\n" for e in entries)
         append_line(self.dir, path, head + lines)
@@ -331,7 +333,7 @@ class WikiCore:
         removes temp files of dead processes: at the session's first full sync, or with ``sweep``).
         Returns ``{"indexed": [...], "removed": [...], "unchanged": n, "skipped": [...]}``.
         """
-        store = self.kb.store
+        store = self.ctx.store
         full = paths is None
         links: list[str] = []
         if full:
@@ -436,7 +438,7 @@ class WikiCore:
         was added, removed or renamed) or, with ``periodic`` (search, list), when
         ``wiki.autosync_interval`` seconds have passed since the last full scan (an in-place
         edit of a page nobody asked for is found then, or by ``wiki sync``)."""
-        interval = float(self.kb.config["wiki"]["autosync_interval"])
+        interval = float(self.ctx.config.wiki.autosync_interval)
         if (self._dirs_seen is None or (periodic and time.monotonic() - self._last_full >= interval)
                 or dir_state(self.dir) != self._dirs_seen):
             res = self.sync()
@@ -447,4 +449,4 @@ class WikiCore:
         for s in res["skipped"]:
             if s["reason"] == _LINK_REASON and s["path"] not in self._links_warned:
                 self._links_warned.add(s["path"])
-                self.kb.warn(f"wiki/{s['path']} skipped: {_LINK_REASON}")
+                self.ctx.warn(f"wiki/{s['path']} skipped: {_LINK_REASON}")

@@ -159,12 +159,12 @@ def _allocate(store: Store, wiki_dir: Any, category: str, base: str, planned: se
 def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     """The page writes that bring the generated pages of ``keys`` up to date (call inside the
     transaction that applies them)."""
-    kb, store = core.kb, core.kb.store
-    cfg = kb.config["wiki"]
-    max_rel, max_docs = int(cfg["max_relations"]), int(cfg["max_documents"])
-    max_claims, max_ents, max_back = int(cfg["max_claims"]), int(cfg["max_entities"]), int(cfg["max_backlinks"])
-    min_docs = int(cfg["entity_min_documents"])
-    opposite = dict(kb.config.ontology.opposite_relations)
+    store = core.ctx.store
+    cfg = core.ctx.config.wiki
+    max_rel, max_docs = cfg.max_relations, cfg.max_documents
+    max_claims, max_ents, max_back = cfg.max_claims, cfg.max_entities, cfg.max_backlinks
+    min_docs = cfg.entity_min_documents
+    opposite = dict(core.ctx.config.ontology.opposite_relations)
     ctx = _Ctx(store)
 
     # -- documents: claims, entities, dropped claims ------------------------------------------------
@@ -172,16 +172,16 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     ent_ids = list(dict.fromkeys(k[len(ENT):] for k in keys if k.startswith(ENT)))
     docs = store.latest_documents(doc_ids)
     per_doc: dict[str, tuple[list[tuple[Edge, Provenance]], list[str], list[Edge]]] = {}
-    for d in docs.values():
-        claims = store.document_claims(d.doc_id, d.version, max_claims)
-        ents = store.document_entity_ids(d.doc_id, d.version, max_ents)
+    for doc in docs.values():
+        claims = store.document_claims(doc.doc_id, doc.version, max_claims)
+        ents = store.document_entity_ids(doc.doc_id, doc.version, max_ents)
         dropped: list[Edge] = []
-        if d.version > 1:
-            prev = store.document_claim_ids(d.doc_id, d.version - 1)
+        if doc.version > 1:
+            prev = store.document_claim_ids(doc.doc_id, doc.version - 1)
             if prev:
-                gone = prev - store.document_claim_ids(d.doc_id, d.version)
+                gone = prev - store.document_claim_ids(doc.doc_id, doc.version)
                 dropped = sorted(store.get_edges(gone).values(), key=lambda e: e.id)[:max_claims]
-        per_doc[d.doc_id] = (claims, ents, dropped)
+        per_doc[doc.doc_id] = (claims, ents, dropped)
         for e, p in claims:
             ctx.prov.setdefault(e.id, p)
         ent_ids += ents + [x for e, _ in claims for x in (e.source, e.target)]
@@ -257,9 +257,9 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         page = existing.get(subject) or adopt.get(subject)
         slug = ctx.slugs[subject]
         if subject.startswith(DOC):
-            d = docs[subject[len(DOC):]]
-            claims, ents, dropped = per_doc[d.doc_id]
-            block, sources = _summary_block(ctx, store, d, claims, ents, dropped, opposite)
+            doc = docs[subject[len(DOC):]]
+            claims, ents, dropped = per_doc[doc.doc_id]
+            block, sources = _summary_block(ctx, store, doc, claims, ents, dropped, opposite)
             tags, aliases = ["summary"], []
         else:
             nid = subject[len(ENT):]
@@ -281,10 +281,9 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     for old in moved:
         linking = store.slug_subjects(src for src, _ in store.page_backlinks(old, max_back))
         relink |= {subj for subj in linking.values() if subj} - {s for s, _, _ in targets}
-    relink = sorted(relink)
     plan.info = {"summary": sum(1 for w in plan.writes if w.category == "summary" and w.subject),
                  "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
-                 "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": relink}
+                 "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": sorted(relink)}
     return plan
 
 
@@ -303,7 +302,8 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
         if old_text is not None:
             fm, body, _, error = split_front_matter(old_text)
             new_body = replace_generated(body, block)
-            had = fm.get("aliases") if isinstance(fm.get("aliases"), list) else []
+            raw_had = fm.get("aliases")
+            had: list[Any] = raw_had if isinstance(raw_had, list) else []
             all_aliases = list(dict.fromkeys([*aliases, *(str(a) for a in had)]))
             if (error is None and new_body == body and fm.get("source_documents") == sources and not renamed
                     and (not all_aliases or had == all_aliases)):
@@ -323,12 +323,12 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
                              subject=subject, old=None if renamed else old, existing=page, op="ingest",
                              front_matter=merged, extra={"change": "renamed" if renamed else "updated",
                                                          "subject": subject})
-    fm: dict[str, Any] = {"title": title, **({"aliases": aliases} if aliases else {}), "category": category,
-                          "tags": tags, "source_documents": sources, "updated": now}
+    new_fm: dict[str, Any] = {"title": title, **({"aliases": aliases} if aliases else {}), "category": category,
+                              "tags": tags, "source_documents": sources, "updated": now}
     body = f"# {title}\n\n" + replace_generated("", block)
-    return PageWrite(category, slug, rel, dump_front_matter(fm) + body, subject=subject,
+    return PageWrite(category, slug, rel, dump_front_matter(new_fm) + body, subject=subject,
                      old=None if renamed else old, existing=page,
-                     op="ingest", front_matter=fm,
+                     op="ingest", front_matter=new_fm,
                      extra={"change": "created" if page is None else "recreated", "subject": subject})
 
 
@@ -406,7 +406,7 @@ def _move_legacy_slugs(core: WikiCore, targets: list[tuple[str, str, str]], exis
     :func:`_wanted_slug`); returns ``{old slug: new slug}`` and updates ``ctx.slugs``.
     Summaries come first in ``targets``, so an entity page can take the slug a summary leaves
     in the same batch; the old file and row go in the same operation (see WikiCore.apply)."""
-    store = core.kb.store
+    store = core.ctx.store
     moved: dict[str, str] = {}
     for subject, _, _ in targets:
         page = existing.get(subject)

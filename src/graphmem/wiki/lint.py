@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..context import FIND_ENTITY, WIKI_FLUSH
 from ..errors import InvalidInput
 from ..models import ENTITY
 from .core import PageWrite, Plan, WikiCore
@@ -49,8 +50,8 @@ def count_problems(report: dict[str, Any]) -> int:
 
 def lint(core: WikiCore) -> dict[str, Any]:
     """The lint report (see :data:`LINT_KEYS`)."""
-    kb, store = core.kb, core.kb.store
-    cfg = kb.config["wiki"]
+    store = core.ctx.store
+    cfg = core.ctx.config.wiki
     files = core.list_files()
     rows = store.page_files()
     report: dict[str, Any] = {
@@ -78,7 +79,7 @@ def lint(core: WikiCore) -> dict[str, Any]:
          "reason": "no such relation in the graph" if missing else "the relation has no evidence left"}
         for page, edge_id, line, text, missing in store.wiki_uncited_claims()
     ]
-    cap = int(cfg["max_documents"]) + int(cfg["max_backlinks"])
+    cap = cfg.max_documents + cfg.max_backlinks
     xrefs: list[dict[str, Any]] = []
     to_entity = store.wiki_one_way_links("summary", "entity")
     per_entity: dict[str, int] = {}
@@ -98,7 +99,7 @@ def lint(core: WikiCore) -> dict[str, Any]:
 
 def _type_conflicts(core: WikiCore) -> list[dict[str, Any]]:
     """The same entity stated with different types on different pages."""
-    store, onto = core.kb.store, core.kb.config.ontology
+    store, onto = core.ctx.store, core.ctx.config.ontology
     stated = store.wiki_stated_types()
     if not stated:
         return []
@@ -119,7 +120,7 @@ def _type_conflicts(core: WikiCore) -> list[dict[str, Any]]:
 
 def fix(core: WikiCore, report: dict[str, Any], create_stubs: bool = False) -> dict[str, Any]:
     """Repair what is mechanical; returns what was done per kind."""
-    kb, store = core.kb, core.kb.store
+    store = core.ctx.store
     done: dict[str, Any] = {}
     paths = list(report["orphan_pages"]) + [
         p.path for p in store.pages_by_slug(report["missing_pages"]).values()]
@@ -142,11 +143,11 @@ def fix(core: WikiCore, report: dict[str, Any], create_stubs: bool = False) -> d
             regen.add(p.subject)
         else:
             manual.setdefault(p.slug, set()).add(x["missing_link_to"])
-    if regen and kb.config["wiki"]["auto_pages"]:
+    if regen and core.ctx.config.wiki.auto_pages:
         store_keys = sorted(regen)
         with store.transaction():
             store.mark_wiki_dirty(store_keys)
-        done["regenerated"] = core.kb.wiki.flush()["pages"]
+        done["regenerated"] = _flushed_pages(core)
     if manual:
         done["cross_references_added"] = _add_see_also(core, manual, pages)
     if create_stubs and report["broken_wikilinks"]:
@@ -157,10 +158,17 @@ def fix(core: WikiCore, report: dict[str, Any], create_stubs: bool = False) -> d
     return done
 
 
+def _flushed_pages(core: WikiCore) -> int:
+    """Regenerate the pages marked dirty through the wiki's flush hook (which keeps its own
+    bookkeeping of pending and failed pages); 0 without a wiki registered."""
+    flushed = core.ctx.hooks.first(WIKI_FLUSH)
+    return int(flushed["pages"]) if flushed else 0
+
+
 def _add_see_also(core: WikiCore, manual: dict[str, set[str]], pages: dict[str, Any]) -> list[str]:
     def make_plan() -> Plan:
         plan = Plan()
-        now = core.kb.now()
+        now = core.ctx.now()
         for slug, targets in sorted(manual.items()):
             page = pages[slug]
             old = read_bytes(core.dir, core.abspath(page.path))
@@ -185,7 +193,7 @@ def _add_see_also(core: WikiCore, manual: dict[str, set[str]], pages: dict[str, 
 
 
 def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> list[str]:
-    store, kb = core.kb.store, core.kb
+    store, ctx = core.ctx.store, core.ctx
     first_source: dict[str, str] = {}
     for src, items in sorted(broken.items()):
         for item in items:
@@ -193,7 +201,7 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
 
     def make_plan() -> Plan:
         plan = Plan()
-        now = kb.now()
+        now = ctx.now()
         for target, src in sorted(first_source.items()):
             try:
                 ok = slugify(target.replace("-", " ")) == target
@@ -202,8 +210,8 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
             if not ok or store.get_page(target) is not None:
                 continue
             title = target.replace("-", " ")
-            entity = kb.graph.find(title)
-            category = "entity" if entity is not None else str(kb.config["wiki"]["stub_category"])
+            entity = ctx.hooks.first(FIND_ENTITY, title)
+            category = "entity" if entity is not None else str(ctx.config.wiki.stub_category)
             fm = {"title": entity.name if entity else title, "category": category, "tags": ["stub"],
                   "updated": now}
             body = (f"# {fm['title']}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for the link "
@@ -239,7 +247,7 @@ def _index_files(core: WikiCore, root: Path) -> list[Path]:
 
 def _rewrite_index(core: WikiCore) -> None:
     """index.md, every shard file, and removal of shard files no category has any more."""
-    store = core.kb.store
+    store = core.ctx.store
     ftx = FileTxn(core.dir)
     try:
         with store.transaction():
@@ -250,7 +258,7 @@ def _rewrite_index(core: WikiCore) -> None:
             for f in _index_files(core, root):
                 if f.relative_to(root).as_posix() not in live:
                     ftx.delete(f)  # a link here is refused by the check in delete
-            stage_index(ftx, store, core.dir, shards, int(core.kb.config["wiki"]["index_inline_max"]))
+            stage_index(ftx, store, core.dir, shards, core.ctx.config.wiki.index_inline_max)
             ftx.commit()
     except BaseException:
         ftx.undo()

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from ..store import Store
     from .core import WikiCore
 
-__all__ = ["check_page_args", "given_front_matter", "summaries_beside_generated", "merge_front_matter", "generated_inner", "summary_to_replace"]
+__all__ = ["check_page_args", "given_front_matter", "summaries_beside_generated", "merge_front_matter",
+           "generated_inner", "summary_to_replace"]
 
 _IDENTITY = ("title", "category")
 
@@ -62,7 +63,7 @@ def merge_front_matter(current: dict[str, Any], given: dict[str, Any], title: st
                        tags: list[str] | None, sources: list[str] | None, summary: str | None,
                        now: str) -> dict[str, Any]:
     """The page's front matter: arguments over ``given`` (from the content) over ``current``."""
-    fm = {"title": title, "category": category}
+    fm: dict[str, Any] = {"title": title, "category": category}
     fm.update({k: v for k, v in current.items() if k not in _IDENTITY})
     fm.update(given)
     fm["tags"] = tags if tags is not None else (fm.get("tags") or [])

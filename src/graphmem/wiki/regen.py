@@ -28,7 +28,7 @@ def regenerate(core: WikiCore, label: str | None = None, skip: set[str] | frozen
                ) -> dict[str, Any]:
     """Regenerate every marked page except the marks in ``skip``: ``{"pages": n, "documents":
     m, "failed": [{"key", "error"}]}``. ``label``: the log line's reason (else "ingest")."""
-    store = core.kb.store
+    store = core.ctx.store
     total: dict[str, Any] = {"pages": 0, "documents": 0, "failed": []}
     done: set[str] = set(skip)
     budget = [MAX_FAILED_ATTEMPTS]
@@ -62,8 +62,8 @@ def _apply_keys(core: WikiCore, keys: list[str], label: str | None, done: set[st
 
 
 def _make_plan(core: WikiCore, keys: list[str], label: str | None) -> Plan:
-    store = core.kb.store
-    plan = plan_auto_pages(core, keys, core.kb.now())
+    store = core.ctx.store
+    plan = plan_auto_pages(core, keys, core.ctx.now())
     # Unmark the entities a document brought along too, so a later chunk does not render them again.
     plan.clear_dirty = sorted(set(keys) | set(plan.info["subjects"]))
     if plan.info["relink"]:

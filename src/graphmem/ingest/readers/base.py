@@ -37,4 +37,5 @@ def decode_text(raw: bytes, path: Path) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise NotText(f"not UTF-8 text (invalid byte 0x{raw[exc.start]:02x} on line {line}); convert it to UTF-8")
+        raise NotText(f"not UTF-8 text (invalid byte 0x{raw[exc.start]:02x} on line {line}); "
+                      "convert it to UTF-8") from None

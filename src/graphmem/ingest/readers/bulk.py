@@ -195,14 +195,14 @@ def _json_records(src: _Text) -> Iterator[tuple[int, Any]]:
                         line + buf.count("\n", i, exc.pos)) from None
         except RecursionError:
             # One hostile record (100k brackets) must not cost the others: step over it.
-            end = _value_end(buf, i) if buf[i] in "[{" else None
-            if end is None:
+            skip_to = _value_end(buf, i) if buf[i] in "[{" else None
+            if skip_to is None:
                 if grow():
                     continue
                 raise _Stop(f"the record is {_TOO_DEEP} and never closed; records after this point "
                             "were not read", line) from None
             yield line, InvalidInput(f"record: {_TOO_DEEP}; flatten it")
-            i = end
+            i = skip_to
             continue
         if end >= len(buf) and not src.eof:  # a value that ends the window may go on
             grow()
