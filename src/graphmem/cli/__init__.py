@@ -478,6 +478,11 @@ from .config import config as _config_group  # noqa: E402 - the group uses the h
 cli.add_command(_config_group)
 
 from . import entity_retype  # noqa: E402,F401 - registers `entity retype`
+from .agent_io import import_group, skill  # noqa: E402
+from .mcp import mcp as _mcp_group  # noqa: E402
+
+for _group in (_mcp_group, import_group, skill):
+    cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only
 

@@ -1,0 +1,116 @@
+"""How graphmem's functions become MCP tools: one knowledge base, one lock, errors as tool errors,
+and change notifications for the resources a call touched.
+
+Every tool body is a plain function over the library. ``Registry.tool`` wraps it: the call runs
+in a worker thread under the server's lock (the knowledge base is one SQLite connection; calls
+are serialised, not interleaved), a :class:`graphmem.errors.GraphmemError` becomes an MCP tool
+error (``isError`` with graphmem's message, which names the field), and afterwards the events the
+call (or another process) appended are turned into ``notifications/resources/updated`` for the
+wiki pages they name.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.types import ToolAnnotations
+
+from ..errors import GraphmemError
+
+if TYPE_CHECKING:
+    from ..kb import KnowledgeBase
+
+__all__ = ["Registry", "plain", "INDEX_URI", "LOG_URI", "page_uri"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INDEX_URI = "graphmem://index"
+LOG_URI = "graphmem://log"
+
+
+def page_uri(slug: str) -> str:
+    """The resource URI of a wiki page."""
+    return f"graphmem://wiki/{slug}"
+
+
+def plain(obj: Any) -> Any:
+    """A face result as plain data, before and after the faces return typed models."""
+    if isinstance(obj, list):
+        return [plain(o) for o in obj]
+    return obj.to_dict() if hasattr(obj, "to_dict") else obj
+
+
+class Registry:
+    """The server, its knowledge base and the bookkeeping every tool call shares."""
+
+    def __init__(self, server: MCPServer[Any], kb: KnowledgeBase, bus: InMemorySubscriptionBus) -> None:
+        self.server = server
+        self.kb = kb
+        self.bus = bus
+        self.lock = threading.Lock()
+        self._last_event = self._newest_event()
+
+    def _newest_event(self) -> int:
+        newest = 0
+        while True:  # page to the end of the change log once, at start
+            page = self.kb.events.list(after_id=newest, limit=10_000)
+            if not page:
+                return newest
+            newest = page[-1].id
+
+    def changed_uris(self) -> list[str]:
+        """Resource URIs of the wiki pages changed since the last look (in any process)."""
+        uris: list[str] = []
+        with self.lock:
+            events = self.kb.events.list(after_id=self._last_event, limit=10_000)
+        if events:
+            self._last_event = events[-1].id
+        for e in events:
+            if e.type.startswith("wiki."):
+                uris.append(page_uri(e.target))
+        if uris:
+            uris += [INDEX_URI, LOG_URI]
+        return list(dict.fromkeys(uris))
+
+    async def publish_changes(self) -> None:
+        """Tell subscribed clients which resources changed."""
+        for uri in await anyio.to_thread.run_sync(self.changed_uris):
+            await self.bus.publish(ResourceUpdated(uri=uri))
+
+    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn`` under the knowledge base's lock, graphmem errors as tool errors."""
+        try:
+            with self.lock:
+                return fn(*args, **kwargs)
+        except GraphmemError as exc:
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
+
+    def tool(self, *, title: str, read_only: bool, destructive: bool = False, idempotent: bool = False,
+             name: str | None = None) -> Callable[[F], F]:
+        """Register ``fn`` as a tool with truthful annotations (``destructive``/``idempotent`` are
+        only meaningful for a tool that writes, so a read-only one sends neither)."""
+        annotations = ToolAnnotations(
+            title=title, read_only_hint=read_only, open_world_hint=False,
+            destructive_hint=None if read_only else destructive,
+            idempotent_hint=True if read_only else idempotent,
+        )
+
+        def decorator(fn: F) -> F:
+            @functools.wraps(fn)
+            async def run(*args: Any, **kwargs: Any) -> Any:
+                result = await anyio.to_thread.run_sync(functools.partial(self.call, fn, *args, **kwargs))
+                await self.publish_changes()
+                return result
+
+            self.server.add_tool(run, name=name or fn.__name__, title=title, annotations=annotations,
+                                 structured_output=True)
+            return fn
+
+        return decorator
