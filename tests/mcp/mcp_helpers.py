@@ -110,12 +110,13 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     """`graphmem mcp --transport http` on 127.0.0.1 with a token (a real process)."""
     tmp = tmp_path_factory.mktemp("mcp-http")
     port, token = free_port(), "s3cret-token"
+    log = (tmp / "server.log").open("w+")  # a file, not a pipe: nobody reads it while the tests run
     proc = subprocess.Popen(
         [sys.executable, "-m", "graphmem", "mcp", "--home", str(tmp / "kb"), "--transport", "http", "--host",
          "127.0.0.1", "--port", str(port), "--token", token],
-        env=server_env(), cwd=str(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=server_env(), cwd=str(tmp), stdout=log, stderr=log, text=True)
     try:
-        _wait_for_port(proc, port)
+        _wait_for_port(proc, port, tmp / "server.log")
         yield {"url": f"http://127.0.0.1:{port}/mcp", "token": token, "proc": proc, "home": tmp / "kb"}
     finally:
         proc.terminate()
@@ -124,16 +125,17 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
 
 
-def _wait_for_port(proc: subprocess.Popen[str], port: int) -> None:
+def _wait_for_port(proc: subprocess.Popen[str], port: int, log: Path) -> None:
     """Until the server accepts connections (it exits with its error otherwise)."""
     import time
 
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            err = proc.stderr.read() if proc.stderr else ""
+            err = log.read_text(encoding="utf-8", errors="replace")
             raise AssertionError(f"graphmem mcp exited with {proc.returncode}: {err}")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
