@@ -85,3 +85,4 @@ def check_skill_file(path: str | Path) -> list[str]:
     except FrontMatterError as exc:
         return [f"front matter: not valid YAML ({exc})"]
     return spec_violations(fm, p.parent.name)
+
