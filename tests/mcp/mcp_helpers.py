@@ -96,6 +96,11 @@ def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mcp
     """`graphmem mcp` over stdio on a fresh knowledge base, with the test skills folders."""
     tmp = tmp_path_factory.mktemp("mcp-stdio")
     home = tmp / "kb"
+    # the project's own folder (the server's working folder) is offered without --skills-dir
+    claude_skill = tmp / ".claude" / "skills" / "changelog-check"
+    claude_skill.mkdir(parents=True)
+    (claude_skill / "SKILL.md").write_text("---\nname: changelog-check\ndescription: Check a changelog entry "
+                                           "against the merged pull requests.\n---\n\nCompare them.\n")
     args = ["-m", "graphmem", "mcp", "--home", str(home), "--skills-dir", str(OWN_SKILL),
             "--skills-dir", str(skills_root(tmp))]
     if SHARED_COLLECTION.is_dir():
@@ -111,9 +116,10 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     tmp = tmp_path_factory.mktemp("mcp-http")
     port, token = free_port(), "s3cret-token"
     log = (tmp / "server.log").open("w+")  # a file, not a pipe: nobody reads it while the tests run
+    skills = ["--skills-dir", str(SHARED_COLLECTION)] if SHARED_COLLECTION.is_dir() else []
     proc = subprocess.Popen(
         [sys.executable, "-m", "graphmem", "mcp", "--home", str(tmp / "kb"), "--transport", "http", "--host",
-         "127.0.0.1", "--port", str(port), "--token", token],
+         "127.0.0.1", "--port", str(port), "--token", token, *skills],
         env=server_env(), cwd=str(tmp), stdout=log, stderr=log, text=True)
     try:
         _wait_for_port(proc, port, tmp / "server.log")

@@ -12,7 +12,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
-from mcp_helpers import McpSession, http_server, open_session, server_env  # noqa: F401 - the fixture
+from mcp_helpers import SHARED_COLLECTION, McpSession, http_server, open_session, server_env  # noqa: F401
 
 httpx2 = pytest.importorskip("httpx2")
 
@@ -80,6 +80,15 @@ def test_search_citations_and_resource_over_http(session: McpSession) -> None:
     page = session.ok("wiki_write_page", {"category": "topic", "title": "Night train", "content": "Leaves 23:10."})
     res = session.run(session.client.read_resource, f"graphmem://wiki/{page['slug']}")
     assert "Leaves 23:10." in res.contents[0].text
+
+
+def test_activate_skill_over_http(session: McpSession) -> None:
+    if not SHARED_COLLECTION.is_dir():
+        pytest.skip(f"shared skills corpus {SHARED_COLLECTION} not found; set GRAPHMEM_TEST_SKILLS")
+    names = [s["name"] for s in session.ok("search_skills", {"message": "build an MCP server", "top_k": 3})["skills"]]
+    assert "mcp-builder" in names
+    skill = session.ok("activate_skill", {"name": "mcp-builder"})
+    assert skill["content"].startswith('<skill_content name="mcp-builder">')
 
 
 def test_tool_error_over_http_leaves_the_server_alive(session: McpSession) -> None:

@@ -184,6 +184,12 @@ def test_skill_resources_are_listed_and_confined(session: McpSession) -> None:
         assert res.is_error and "path" in res.content[0].text
 
 
+def test_the_projects_claude_skills_folder_is_offered(session: McpSession) -> None:
+    found = session.ok("search_skills", {"message": "check the changelog entry against merged pull requests"})
+    assert found["skills"][0]["name"] == "changelog-check"
+    assert "Compare them." in session.ok("activate_skill", {"name": "changelog-check"})["content"]
+
+
 def test_skills_that_disable_model_invocation_are_not_offered(session: McpSession) -> None:
     names = [s["name"] for s in session.ok("search_skills", {"message": "release notes deploy prod changelog",
                                                               "top_k": 20})["skills"]]
@@ -257,3 +263,46 @@ def test_memories_and_events(session: McpSession) -> None:
     assert session.ok("memory_delete", {"memory_id": mid})["event"] == "DELETE"
     events = session.ok("list_events", {"types": ["memory.added"]})["results"]
     assert any(e["target"] == mid for e in events)
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+def test_a_2025_era_client_subscribes_with_resources_subscribe(tmp_path: Path) -> None:
+    import sys
+    from contextlib import ExitStack
+
+    from anyio.from_thread import start_blocking_portal
+    from mcp_helpers import server_env
+
+    from mcp import Client, StdioServerParameters
+
+    heard: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        params = getattr(getattr(message, "root", message), "params", None)
+        if getattr(getattr(message, "root", message), "method", "") == "notifications/resources/updated":
+            heard.append(str(params.uri))
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "graphmem", "mcp", "--home",
+                                                                 str(tmp_path / "kb")], env=server_env())
+    with ExitStack() as stack:
+        portal = stack.enter_context(start_blocking_portal())
+        client = stack.enter_context(portal.wrap_async_context_manager(
+            Client(params, mode="legacy", message_handler=on_message)))
+        assert client.server_capabilities.resources.subscribe is True
+        uri = "graphmem://wiki/legacy-page"
+
+        async def subscribe_write_wait() -> None:
+            await client.subscribe_resource(uri)
+            await client.call_tool("wiki_write_page", {"category": "topic", "title": "Legacy page",
+                                                       "content": "Written."})
+            with anyio.fail_after(30):
+                while uri not in heard:
+                    await anyio.sleep(0.05)
+            await client.unsubscribe_resource(uri)
+            heard.clear()
+            await client.call_tool("wiki_write_page", {"category": "topic", "title": "Legacy page",
+                                                       "content": "Written again."})
+            await client.call_tool("read_graph", {})  # a round trip after the write: a notice would be here
+
+        portal.call(subscribe_write_wait)
+        assert uri not in heard  # unsubscribed: not told any more

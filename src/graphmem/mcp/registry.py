@@ -6,7 +6,10 @@ in a worker thread under the server's lock (the knowledge base is one SQLite con
 are serialised, not interleaved), a :class:`graphmem.errors.GraphmemError` becomes an MCP tool
 error (``isError`` with graphmem's message, which names the field), and afterwards the events the
 call (or another process) appended are turned into ``notifications/resources/updated`` for the
-wiki pages they name.
+wiki pages they name: on ``subscriptions/listen`` streams (the 2026-07-28 protocol, through the SDK's
+subscription bus) and to the sessions that called ``resources/subscribe`` (2025-era clients, which
+most hosts still are; MCPServer has no public hook for that verb yet, so the SDK's documented
+workaround registers it on the low-level server).
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
-from mcp.types import ToolAnnotations
+from mcp.types import EmptyResult, SubscribeRequestParams, ToolAnnotations, UnsubscribeRequestParams
 
 from ..errors import GraphmemError
 
@@ -56,6 +60,28 @@ class Registry:
         self.bus = bus
         self.lock = threading.Lock()
         self._last_event = self._newest_event()
+        self._legacy: dict[str, list[Any]] = {}  # uri -> connections that called resources/subscribe
+        low = server._lowlevel_server  # the SDK's documented workaround (docs/migration.md)
+        low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
+        low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)
+
+    @staticmethod
+    def _connection(ctx: Any) -> Any:
+        # ctx.session lives for one request; the connection behind it is the client (it also sends
+        # on the connection's own channel, as an unsolicited notification should).
+        return getattr(ctx.session, "_connection", None) or ctx.session
+
+    async def _subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+        conns = self._legacy.setdefault(str(params.uri), [])
+        conn = self._connection(ctx)
+        if not any(c is conn for c in conns):
+            conns.append(conn)
+        return EmptyResult()
+
+    async def _unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+        conn = self._connection(ctx)
+        self._legacy[str(params.uri)] = [c for c in self._legacy.get(str(params.uri), []) if c is not conn]
+        return EmptyResult()
 
     def _newest_event(self) -> int:
         newest = 0
@@ -83,6 +109,15 @@ class Registry:
         """Tell subscribed clients which resources changed."""
         for uri in await anyio.to_thread.run_sync(self.changed_uris):
             await self.bus.publish(ResourceUpdated(uri=uri))
+            alive = []
+            for conn in self._legacy.get(uri, []):
+                try:
+                    await conn.send_resource_updated(uri)
+                    alive.append(conn)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
+                    continue  # a client that went away just stops hearing
+            if uri in self._legacy:
+                self._legacy[uri] = alive
 
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run ``fn`` under the knowledge base's lock, graphmem errors as tool errors."""
