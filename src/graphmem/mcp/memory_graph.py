@@ -143,12 +143,13 @@ class MemoryGraph:
         return {"from": src, "to": dst, "relationType": str(props.get("relationType") or r["type"]),
                 "id": r["id"], "type": r["type"]}
 
-    def _all_entities(self) -> list[Node]:
+    def _all_entities(self, cap: int | None) -> list[Node]:
         out: list[Node] = []
-        while len(out) < MAX_GRAPH_ENTITIES:
-            page = self._kb.graph.list(limit=min(500, MAX_GRAPH_ENTITIES - len(out)), offset=len(out))
+        while cap is None or len(out) < cap:
+            want = 500 if cap is None else min(500, cap - len(out))
+            page = self._kb.graph.list(limit=want, offset=len(out))
             out += page
-            if len(page) < 500:
+            if len(page) < want:
                 break
         return out
 
@@ -285,7 +286,7 @@ class MemoryGraph:
 
     def read_graph(self) -> dict[str, Any]:
         """Every entity (up to MAX_GRAPH_ENTITIES) and every relation between them."""
-        nodes = self._all_entities()
+        nodes = self._all_entities(MAX_GRAPH_ENTITIES)
         obs = self._all_observations()
         out: dict[str, Any] = {"entities": [self._entity_out(n, obs.get(n.id, [])) for n in nodes],
                                "relations": self._relations_of(nodes)}
@@ -306,7 +307,7 @@ class MemoryGraph:
         """Entities whose name, type or an observation contains ``query`` (case-insensitive), with
         the relations touching them."""
         q = _text(query, "query").casefold()
-        nodes = self._all_entities()
+        nodes = self._all_entities(cap=None)  # a match beyond read_graph's cap is still a match
         obs = self._all_observations()
         hits = []
         for n in nodes:
