@@ -105,7 +105,8 @@ def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mcp
             "--skills-dir", str(skills_root(tmp))]
     if SHARED_COLLECTION.is_dir():
         args += ["--skills-dir", str(SHARED_COLLECTION)]
-    params = StdioServerParameters(command=sys.executable, args=args, env=server_env(), cwd=str(tmp))
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(tmp),
+                                   env=server_env(GRAPHMEM_SKILLS_RESCAN_SECONDS="0"))
     with ExitStack() as stack:
         yield open_session(stack, params), home
 

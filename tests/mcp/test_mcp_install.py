@@ -158,3 +158,18 @@ def test_a_codex_server_written_inline_is_left_alone(tmp_path: Path) -> None:
     p = gm(tmp_path, "--client", "codex", "--path", str(target))
     assert p.returncode == 1 and "mcp_servers.graphmem" in p.stderr
     assert target.read_text(encoding="utf-8") == original
+
+
+def test_without_the_mcp_extra_the_server_says_what_to_install(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['mcp'] = None\n"  # as if the SDK were not installed
+            "from graphmem.cli import main\n"
+            f"sys.argv = ['graphmem', '--home', {str(tmp_path / 'kb')!r}, 'mcp']\n"
+            "main()\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "GRAPHMEM_EMBED_MODEL": "none"})
+    assert p.returncode == 1 and "pip install 'graphmem[mcp]'" in p.stderr and "Traceback" not in p.stderr
+    # the other commands, install included, work without it
+    code = code.replace("'mcp']", "'mcp', 'install', '--client', 'cursor', '--print', '--path', 'x.json']")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env={**os.environ, "GRAPHMEM_EMBED_MODEL": "none"})
+    assert p.returncode == 0 and "mcpServers" in p.stdout

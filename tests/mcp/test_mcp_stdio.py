@@ -176,12 +176,24 @@ def test_activate_skill_from_the_shared_corpus(session: McpSession) -> None:
 
 def test_skill_resources_are_listed_and_confined(session: McpSession) -> None:
     skill = session.ok("activate_skill", {"name": "graphmem"})
+    assert skill["license"] == "MIT" and "query_with_evidence" in skill["allowed_tools"]
+    assert skill["compatibility"].startswith("Needs graphmem")
     assert "references/ingestion.md" in skill["resources"] and "SKILL.md" not in skill["resources"]
     got = session.ok("read_skill_resource", {"name": "graphmem", "path": "references/ingestion.md"})
     assert got["content"] == (Path(skill["folder"]) / "references" / "ingestion.md").read_text(encoding="utf-8")
     for bad in ("../graphmem/SKILL.md", "/etc/passwd", "references/../../x"):
         res = session.call("read_skill_resource", {"name": "graphmem", "path": bad})
         assert res.is_error and "path" in res.content[0].text
+
+
+def test_a_skill_added_while_the_server_runs_is_found(session: McpSession,
+                                                     stdio_server: tuple[McpSession, Path]) -> None:  # noqa: F811
+    folder = stdio_server[1].parent / "project-skills" / "invoice-audit"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: invoice-audit\ndescription: Audit supplier invoices against "
+                                     "purchase orders.\n---\n\nMatch each line.\n", encoding="utf-8")
+    found = session.ok("search_skills", {"message": "audit supplier invoices against purchase orders"})
+    assert found["skills"][0]["name"] == "invoice-audit"
 
 
 def test_the_projects_claude_skills_folder_is_offered(session: McpSession) -> None:

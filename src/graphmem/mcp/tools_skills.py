@@ -3,7 +3,9 @@ SKILL.md body and the list of its files), read one resource file (confined to th
 
 Skills come from ``.agents/skills/`` and ``.claude/skills/`` of the project, the folders given
 with ``--skills-dir`` and ``$GRAPHMEM_SKILLS_DIRS`` (``os.pathsep``-separated), and whatever the
-knowledge base indexed before (``graphmem skills build``). They are indexed on first use. A skill
+knowledge base indexed before (``graphmem skills build``). They are indexed on first use and
+re-scanned (incrementally) when a skills tool is used again ``RESCAN_SECONDS`` later
+(``$GRAPHMEM_SKILLS_RESCAN_SECONDS``), so a skill added while the server runs is found. A skill
 whose front matter sets ``disable-model-invocation: true`` is for the user to invoke: it is not
 offered to the model, and activating it is refused.
 """
@@ -11,6 +13,7 @@ offered to the model, and activating it is refused.
 # No `from __future__ import annotations`: the SDK reads these signatures at runtime.
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,6 +32,8 @@ PROJECT_SKILL_DIRS = (".agents/skills", ".claude/skills")
 MAX_DESCRIPTION = 400  # characters shown per skill in a search (~100 tokens)
 MAX_RESOURCE_BYTES = 1 << 20
 MAX_RESOURCES_LISTED = 200
+RESCAN_SECONDS = 30.0
+SPEC_FIELDS = ("license", "compatibility", "allowed-tools", "metadata")
 
 
 def _disabled(front_matter: Any) -> bool:
@@ -47,13 +52,22 @@ class SkillsCatalog:
         roots += [Path(p) for p in os.environ.get("GRAPHMEM_SKILLS_DIRS", "").split(os.pathsep) if p.strip()]
         roots += [project / d for d in PROJECT_SKILL_DIRS]
         self.roots = [r.resolve() for r in dict.fromkeys(roots) if r.is_dir()]
-        self._built = False
+        self._built_at: float | None = None
+        raw = os.environ.get("GRAPHMEM_SKILLS_RESCAN_SECONDS", "").strip()
+        try:
+            self.rescan = float(raw) if raw else RESCAN_SECONDS
+        except ValueError:
+            raise InvalidInput(f"GRAPHMEM_SKILLS_RESCAN_SECONDS: expected seconds, got {raw!r}") from None
 
     def ensure_built(self) -> None:
-        """Index the folders once per server (incremental: unchanged files are skipped)."""
-        if not self._built and self.roots:
+        """Index the folders (incremental: unchanged files are skipped), at most every ``rescan`` seconds.
+        A read-only knowledge base serves the index it has."""
+        now = time.monotonic()
+        if self._built_at is not None and now - self._built_at < self.rescan:
+            return
+        if self.roots and not self.kb.read_only:
             self.kb.skills.build(self.roots, prune=False)
-        self._built = True
+        self._built_at = now
 
     def skill(self, name: str) -> dict[str, Any]:
         """The skill named ``name`` (or by id), refusing one the model may not invoke."""
@@ -138,8 +152,9 @@ class SkillsFound(BaseModel):
 
 
 class ActivatedSkill(BaseModel):
-    """A skill's instructions and the files it can point to."""
+    """A skill's instructions and the files it can point to, with its Agent Skills spec fields."""
 
+    model_config = ConfigDict(extra="allow")
     name: str
     content: str = Field(description="The SKILL.md body wrapped as <skill_content>")
     resources: list[str] = Field(description="Files to read with read_skill_resource")
@@ -195,8 +210,10 @@ def register_skills_tools(reg: Registry, catalog: SkillsCatalog) -> None:
         files = catalog.resources(skill)
         body = str(skill.get("body", "")).strip("\n")
         content = f'<skill_content name="{skill["name"]}">\n{body}\n</skill_content>'
+        front = skill.get("front_matter") or {}
+        spec = {k.replace("-", "_"): front[k] for k in SPEC_FIELDS if k in front}
         return ActivatedSkill(name=skill["name"], content=content, resources=files,
-                              folder=str(catalog.folder(skill)))
+                              folder=str(catalog.folder(skill)), **spec)
 
     @reg.tool(title="Read a skill resource", read_only=True)
     def read_skill_resource(
