@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
+from . import plain as _plain
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -37,11 +38,6 @@ OBSERVATIONS_PREFIX = "memory_"
 AGENT_SOURCE = "agent"
 # read_graph walks every entity; past this many it says so instead of answering for minutes.
 MAX_GRAPH_ENTITIES = 5000
-
-
-def _plain(obj: Any) -> Any:
-    """A face result as plain data, whether the face returns a typed model or a dict."""
-    return obj.to_dict() if hasattr(obj, "to_dict") else obj
 
 
 def _text(value: Any, where: str) -> str:

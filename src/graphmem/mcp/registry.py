@@ -27,6 +27,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.types import EmptyResult, SubscribeRequestParams, ToolAnnotations, UnsubscribeRequestParams
 
 from ..errors import GraphmemError
+from . import plain
 
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
@@ -42,13 +43,6 @@ LOG_URI = "graphmem://log"
 def page_uri(slug: str) -> str:
     """The resource URI of a wiki page."""
     return f"graphmem://wiki/{slug}"
-
-
-def plain(obj: Any) -> Any:
-    """A face result as plain data, before and after the faces return typed models."""
-    if isinstance(obj, list):
-        return [plain(o) for o in obj]
-    return obj.to_dict() if hasattr(obj, "to_dict") else obj
 
 
 class Registry:
