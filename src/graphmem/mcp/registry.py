@@ -88,10 +88,10 @@ class Registry:
     def changed_uris(self) -> list[str]:
         """Resource URIs of the wiki pages changed since the last look (in any process)."""
         uris: list[str] = []
-        with self.lock:
+        with self.lock:  # concurrent calls (HTTP sessions) must not report the same events twice
             events = self.kb.events.list(after_id=self._last_event, limit=10_000)
-        if events:
-            self._last_event = events[-1].id
+            if events:
+                self._last_event = events[-1].id
         for e in events:
             if e.type.startswith("wiki."):
                 uris.append(page_uri(e.target))
