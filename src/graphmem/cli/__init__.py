@@ -18,8 +18,11 @@ from . import (
     entity_retype,  # noqa: F401 - registers `entity retype`
     render,
 )
+from .agent_io import import_group
+from .agent_io import skill as skill_group
 from .app import _emit, _fail, _open, _read_text, cli, entity, handle_errors, json_option, query_argument
 from .config import config as config_group
+from .mcp import mcp as mcp_group
 from .memory import memory as memory_group
 from .model_folder import absolute_spec
 from .outcome import EXIT_CODES_HELP, ingest_outcome
@@ -363,7 +366,7 @@ def events(ctx: click.Context, after: int, types: tuple[str, ...], limit: int, a
     _emit([e.to_dict() for e in kb.events.list(after, list(types) or None, None, limit)], as_json, render.events)
 
 
-for _group in (wiki_group, skills_group, memory_group, config_group):
+for _group in (wiki_group, skills_group, memory_group, config_group, mcp_group, import_group, skill_group):
     cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only

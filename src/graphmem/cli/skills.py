@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ..compat.skillgraph import BACKENDS, embeddings_config
+from ..skills.spec import spec_violations
 from .app import _emit, _fail, _open, handle_errors, json_option, query_argument
 from .progress import _Progress, _progress_mode
 
@@ -154,7 +155,15 @@ def _info(d: dict[str, Any]) -> str:
     if d["unresolved_related"]:
         lines.append("related names that name no indexed skill:")
         lines += [f"  {sid}: {', '.join(names)}" for sid, names in sorted(d["unresolved_related"].items())]
+    if d.get("spec_violations"):
+        lines.append(f"{len(d['spec_violations'])} skills break the Agent Skills spec:")
+        lines += [f"  {sid}: {'; '.join(v)}" for sid, v in sorted(d["spec_violations"].items())]
     return "\n".join(lines)
+
+
+def _violations(skill: Any) -> list[str]:
+    skill = skill.to_dict() if hasattr(skill, "to_dict") else skill
+    return spec_violations(skill.get("front_matter") or {}, Path(skill["path"]).parent.name)
 
 
 @skills.command("info")
@@ -162,8 +171,12 @@ def _info(d: dict[str, Any]) -> str:
 @click.pass_context
 @handle_errors
 def skills_info(ctx: click.Context, as_json: bool) -> None:
-    """Counts, categories, edges by type and unresolved related names."""
-    _emit(_open(ctx).skills.info(), as_json, _info)
+    """Counts, categories, edges by type, unresolved related names and Agent Skills spec violations."""
+    kb = _open(ctx)
+    info = kb.skills.info()
+    info["spec_violations"] = {e.id: v for e in kb.skills.index().entries
+                               if (v := _violations(kb.skills.get(e.id)))}
+    _emit(info, as_json, _info)
 
 
 def _graph(d: dict[str, Any]) -> str:

@@ -130,12 +130,14 @@ class Graph:
                     store.mark_wiki_dirty([ENT_PAGE + node.id])
         return {"id": node.id, "name": node.name, "old_type": old, "type": new}
 
-    def add_edge(self, source: str, target: str, relation: str, confidence: float = 1.0) -> str:
+    def add_edge(self, source: str, target: str, relation: str, confidence: float = 1.0,
+                 properties: Mapping[str, Any] | None = None) -> str:
         """Add a relation by hand between two existing entities; returns the edge id.
 
         Inverse phrases swap the ends ("wheel", "car", "is part of" stores car contains
         wheel). Raises NotFound for an unknown entity and InvalidInput for a confidence
-        outside [0, 1] or below ``graph.min_confidence``.
+        outside [0, 1] or below ``graph.min_confidence``. ``properties`` are merged into the
+        edge's (e.g. the caller's own spelling of the relation).
         """
         if not isinstance(relation, str) or not relation.strip():
             raise InvalidInput("relation: expected a non-empty string such as 'causes'")
@@ -149,6 +151,9 @@ class Graph:
             raise InvalidInput(
                 f"confidence {confidence:g} is below graph.min_confidence {min_conf:g}; such relations are not stored"
             )
+        if properties is not None and not isinstance(properties, Mapping):
+            raise InvalidInput(f"properties: expected an object/dict, got {type(properties).__name__}")
+        props = dict(properties or {})
         norm = kb.config.ontology.normalize_relation(relation)
         with store.transaction():
             src, dst = self._require(source), self._require(target)
@@ -161,7 +166,7 @@ class Graph:
             edge = store.find_edge(src.id, norm.type, dst.id)
             if edge is None:
                 edge = Edge(short_id("r_", src.id, norm.type, dst.id), src.id, dst.id, norm.type, float(confidence),
-                            created_at=now, updated_at=now, manual=True)
+                            created_at=now, updated_at=now, manual=True, properties=props)
                 store.insert_edge(edge)
                 store.append_event("edge.added", edge.id, now, {"source": src.id, "target": dst.id,
                                                                 "type": norm.type, "confidence": confidence,
@@ -169,6 +174,7 @@ class Graph:
             else:
                 edge.manual = True
                 edge.confidence = max(edge.confidence, float(confidence))
+                edge.properties.update(props)
                 edge.updated_at = now
                 store.update_edge(edge)
                 store.append_event("edge.updated", edge.id, now, {"confidence": edge.confidence, "manual": True})
@@ -252,6 +258,20 @@ class Graph:
             counts = store.merge_nodes(a.id, b.id, now)
             store.append_event("node.merged", a.id, now, {"merged": b.id, "merged_name": b.name, **counts})
         return {"kept": a.id, "merged": b.id, "aliases_added": [b.name, *b.aliases], **counts}
+
+    def delete_edge(self, edge_id: str) -> dict[str, Any]:
+        """Delete one relation by id; its entities and the documents that support it stay.
+
+        Returns ``{id, source, target, type}``; raises NotFound for an unknown id."""
+        store = self._kb.store
+        with store.transaction():
+            edge = store.get_edges([edge_id]).get(edge_id)
+            if edge is None:
+                raise NotFound(f"no relation with id '{edge_id}'; nothing deleted")
+            store.delete_edges_by_id([edge.id])
+            store.append_event("edge.removed", edge.id, self._kb.now(),
+                               {"source": edge.source, "target": edge.target, "type": edge.type, "reason": "deleted"})
+        return {"id": edge.id, "source": edge.source, "target": edge.target, "type": edge.type}
 
     def delete_node(self, name_or_id: str) -> dict[str, Any]:
         """Delete an entity with its relations and their evidence."""
