@@ -478,6 +478,9 @@ from .config import config as _config_group  # noqa: E402 - the group uses the h
 cli.add_command(_config_group)
 
 from . import entity_retype  # noqa: E402,F401 - registers `entity retype`
+from .serve import serve as _serve_command  # noqa: E402
+
+cli.add_command(_serve_command)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only
 

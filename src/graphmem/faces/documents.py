@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput, NotFound
 from ..extraction import Extraction
 from ..ingest.core import IngestResult, ingest_document
+from ..ingest.extractors.base import SourceDocument
+from ..ingest.pipeline import IngestSummary, ingest_documents, make_extractor
 from ..models import Chunk, ChunkHit, Document
 from ..text import content_hash
 from ..validate import checked_inputs
@@ -44,6 +46,27 @@ class Documents:
                 raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
             doc_id = "doc_" + content_hash(content)[:12]
         return ingest_document(self._kb, doc_id, title, source, content, Extraction(), metadata)
+
+    def ingest_text(
+        self,
+        content: str,
+        doc_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extractor: str | None = None,
+    ) -> IngestSummary:
+        """Add a document and extract its entities and relations with ``extractor`` (offline, llm
+        or none; default the configured ``ingest.extractor``), as ``ingest_paths`` does for a file.
+        ``doc_id`` defaults like :meth:`add`. Returns the :class:`IngestSummary`."""
+        if not isinstance(content, str):
+            raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
+        if doc_id is None:
+            doc_id = "doc_" + content_hash(content)[:12]
+        ex = make_extractor(self._kb, extractor)
+        doc = SourceDocument(doc_id=doc_id, title=title or doc_id, source=source or doc_id, text=content,
+                             metadata=dict(metadata or {}))
+        return ingest_documents(self._kb, [doc], ex)
 
     def get(self, doc_id: str, version: int | None = None) -> Document:
         """A document version (latest by default); NotFound names what exists."""
