@@ -22,7 +22,7 @@ log = logging.getLogger("graphmem.server")
 RETRY_AFTER_SECONDS = 1
 
 # graphmem messages start with the field they are about ("k: expected ...", "filters.user_id: ...").
-_FIELD = re.compile(r"^(?P<field>[A-Za-z_][A-Za-z0-9_]*(?:[.\[][A-Za-z0-9_\]]+)*)\s*:\s")
+_FIELD = re.compile(r"^(?P<field>[A-Za-z_][A-Za-z0-9_-]*(?:[.\[][A-Za-z0-9_\]]+)*)\s*:\s")
 
 
 class ErrorBody(BaseModel):

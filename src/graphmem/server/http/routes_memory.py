@@ -4,7 +4,7 @@ plus GET /memories/graph (a scope's memories with their context-graph edges) for
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
@@ -19,7 +19,7 @@ router = APIRouter(responses=ERROR_RESPONSES, tags=["memories"])
 
 JSON = dict[str, Any]
 _SCOPE = ("user_id", "agent_id", "run_id", "tenant_id")
-_Id = Query(None, min_length=1, max_length=200)
+ScopeId = Annotated[str | None, Query(min_length=1, max_length=200)]
 
 
 def _scope(filters: dict[str, str] | None, **given: str | None) -> dict[str, str | None]:
@@ -56,8 +56,8 @@ def add_memory(body: MemoryIn, request: Request) -> JSON:
 
 
 @router.get("/memories", summary="Memories of a scope, oldest said first (mem0's get_all)")
-def list_memories(request: Request, user_id: str | None = _Id, agent_id: str | None = _Id, run_id: str | None = _Id,
-                  tenant_id: str | None = _Id, limit: int = Query(100, ge=1, le=10_000),
+def list_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None, run_id: ScopeId = None,
+                  tenant_id: ScopeId = None, limit: int = Query(100, ge=1, le=10_000),
                   include_archived: bool = False) -> JSON:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.memory.get_all(None, limit, user_id=user_id, agent_id=agent_id, run_id=run_id,
@@ -65,8 +65,8 @@ def list_memories(request: Request, user_id: str | None = _Id, agent_id: str | N
 
 
 @router.delete("/memories", summary="Delete every memory of a scope (mem0's delete_all; a scope is required)")
-def delete_memories(request: Request, user_id: str | None = _Id, agent_id: str | None = _Id,
-                    run_id: str | None = _Id, tenant_id: str | None = _Id) -> JSON:
+def delete_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None,
+                    run_id: ScopeId = None, tenant_id: ScopeId = None) -> JSON:
     st = state_of(request)
     out = plain(st.call(lambda: st.kb.memory.delete_all(user_id, agent_id, run_id, tenant_id)))
     return {"message": f"{out['deleted']} memories deleted", **out}
@@ -86,8 +86,8 @@ def search_memories(body: MemorySearchIn, request: Request) -> JSON:
 
 
 @router.get("/memories/graph", summary="A scope's memories with the context-graph edges between them")
-def memory_graph(request: Request, user_id: str | None = _Id, agent_id: str | None = _Id, run_id: str | None = _Id,
-                 tenant_id: str | None = _Id, limit: int = Query(200, ge=1, le=2000)) -> JSON:
+def memory_graph(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None, run_id: ScopeId = None,
+                 tenant_id: ScopeId = None, limit: int = Query(200, ge=1, le=2000)) -> JSON:
     st = state_of(request)
     mem = st.kb.memory
 
