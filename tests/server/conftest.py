@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-import graphmem
-
 pytest.importorskip("fastapi", reason="the 'server' extra (FastAPI) is not installed")
 pytest.importorskip("httpx", reason="httpx (FastAPI's TestClient) is not installed")
 

@@ -98,7 +98,8 @@ def test_body_over_the_limit_is_413_and_writes_nothing(tmp_path: Path) -> None:
 def test_cors_is_off_by_default_and_on_for_named_origins(tmp_path: Path) -> None:
     client, kb = make_client(tmp_path / "kb")
     try:
-        pre = client.options("/stats", headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "GET"})
+        pre = client.options("/stats", headers={"Origin": "http://evil.example",
+                                                "Access-Control-Request-Method": "GET"})
         assert "access-control-allow-origin" not in pre.headers
         assert "access-control-allow-origin" not in client.get("/stats", headers={"Origin": "http://a.example"}).headers
     finally:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import graphmem
 from http_helpers import error_of
+
+import graphmem
 
 
 def _add(client: Any, text: str, **scope: str) -> str:

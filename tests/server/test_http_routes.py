@@ -266,9 +266,9 @@ def test_store_busy_is_503_with_retry_after_and_writes_nothing(tmp_path: Path) -
     home = tmp_path / "kb"
     client, kb = make_client(home)
     kb.close()
-    import graphmem
     from fastapi.testclient import TestClient
 
+    import graphmem
     from graphmem.server.http import create_app
 
     kb = graphmem.open(home, config={"store": {"busy_timeout": 0.2}})
@@ -288,9 +288,9 @@ def test_store_busy_is_503_with_retry_after_and_writes_nothing(tmp_path: Path) -
 
 
 def test_conflicting_embedding_model_is_409(tmp_path: Path, model_dir: Path) -> None:
-    import graphmem
     from fastapi.testclient import TestClient
 
+    import graphmem
     from graphmem.server.http import create_app
 
     kb = graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{model_dir}"}})
@@ -307,9 +307,9 @@ def test_conflicting_embedding_model_is_409(tmp_path: Path, model_dir: Path) -> 
 
 
 def test_read_only_knowledge_base_refuses_writes_with_403(corpus_home: Path) -> None:
-    import graphmem
     from fastapi.testclient import TestClient
 
+    import graphmem
     from graphmem.server.http import create_app
 
     with pytest.warns(UserWarning):
