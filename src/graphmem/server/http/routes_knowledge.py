@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from ...errors import InvalidInput
 from .errors import ERROR_RESPONSES
 from .routes_memory import memory_search
-from .schemas import DocumentIn, MergeIn, QueryIn, SearchIn
+from .schemas import MAX_ID, DocumentIn, MergeIn, QueryIn, SearchIn
 from .state import plain, state_of
 
 __all__ = ["router"]
@@ -52,15 +52,15 @@ def add_document(body: DocumentIn, request: Request) -> JSON:
 
 
 @router.get("/documents", tags=["documents"], summary="Latest version of each document (no content)")
-def list_documents(request: Request, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)
-                   ) -> list[JSON]:
+def list_documents(request: Request, limit: int = Query(100, ge=1, le=1000),
+                   offset: int = Query(0, ge=0, le=MAX_ID)) -> list[JSON]:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.documents.list(limit, offset)))
 
 
 @router.get("/documents/{doc_id:path}", tags=["documents"],
             summary="A document version (latest by default) with its versions and chunks")
-def get_document(doc_id: str, request: Request, version: int | None = Query(None, ge=1)) -> JSON:
+def get_document(doc_id: str, request: Request, version: int | None = Query(None, ge=1, le=MAX_ID)) -> JSON:
     st = state_of(request)
     docs = st.kb.documents
 
@@ -117,7 +117,7 @@ def query(body: QueryIn, request: Request) -> JSON:
 
 @router.get("/entities", tags=["entities"], summary="Entities by name (type normalised like at ingest)")
 def list_entities(request: Request, type: str | None = Query(None, min_length=1, max_length=100),
-                  limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)) -> list[JSON]:
+                  limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_ID)) -> list[JSON]:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.graph.list(type, limit, offset)))
 

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...errors import InvalidInput
 from .errors import ERROR_RESPONSES
-from .schemas import SkillGraphRetrieveIn, SkillQueryIn
+from .schemas import MAX_ID, SkillGraphRetrieveIn, SkillQueryIn
 from .state import ServerState, plain, state_of
 
 __all__ = ["router"]
@@ -72,7 +72,8 @@ def get_skill(skill_id: str, request: Request) -> JSON:
 
 
 @router.get("/events", tags=["events"], summary="Events after an id, oldest first (page on with last_id)")
-def list_events(request: Request, after: int = Query(0, ge=0), types: Annotated[list[str] | None, Query()] = None,
+def list_events(request: Request, after: int = Query(0, ge=0, le=MAX_ID),
+                types: Annotated[list[str] | None, Query()] = None,
                 target: str | None = Query(None, min_length=1, max_length=500),
                 limit: int = Query(100, ge=1, le=1000)) -> JSON:
     st = state_of(request)
@@ -96,7 +97,7 @@ def _resume_point(after: int, last_event_id: str | None) -> int:
             summary="Live events as Server-Sent Events; resumes after the Last-Event-ID header (or `after`)",
             responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
                              "description": "`id: <event id>` and `data: <event JSON>` per event"}})
-async def stream_events(request: Request, after: int = Query(0, ge=0),
+async def stream_events(request: Request, after: int = Query(0, ge=0, le=MAX_ID),
                         types: Annotated[list[str] | None, Query()] = None,
                         limit: int | None = Query(None, ge=1, le=100_000,
                                                   description="close the stream after this many events"),

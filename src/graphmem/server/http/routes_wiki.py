@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from .errors import ERROR_RESPONSES
-from .schemas import PageIn, PageUpdateIn
+from .schemas import MAX_ID, PageIn, PageUpdateIn
 from .state import plain, state_of
 
 __all__ = ["router"]
@@ -19,7 +19,7 @@ JSON = dict[str, Any]
 
 @router.get("/pages", summary="Pages by category and title")
 def list_pages(request: Request, category: str | None = Query(None, min_length=1, max_length=100),
-               limit: int = Query(500, ge=1, le=5000), offset: int = Query(0, ge=0)) -> list[JSON]:
+               limit: int = Query(500, ge=1, le=5000), offset: int = Query(0, ge=0, le=MAX_ID)) -> list[JSON]:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.wiki.list_pages(category, limit, offset)))
 

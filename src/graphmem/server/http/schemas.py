@@ -10,10 +10,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DocumentIn", "SearchIn", "QueryIn", "MergeIn", "PageIn", "PageUpdateIn", "SkillQueryIn",
+__all__ = ["MAX_ID", "DocumentIn", "SearchIn", "QueryIn", "MergeIn", "PageIn", "PageUpdateIn", "SkillQueryIn",
            "SkillGraphRetrieveIn", "MessageIn", "MemoryIn", "MemoryUpdateIn", "MemorySearchIn"]
 
 Text = Field(min_length=1, max_length=20_000)
+# Offsets, versions and event ids fit SQLite's 64-bit integers (a larger one is a 400, not a crash).
+MAX_ID = 2**62
 
 
 class _Body(BaseModel):
