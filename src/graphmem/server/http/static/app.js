@@ -74,7 +74,7 @@ function graphView(container, nodes, edges, onNode) {
       .map(e => ({ data: { id: e.id, source: e.source, target: e.target, label: e.label } })),
   ];
   const cy = cytoscape({
-    container, elements,
+    container, elements, maxZoom: 1.6, minZoom: 0.2,
     layout: { name: "cose", animate: false, nodeRepulsion: () => 400000, idealEdgeLength: () => 110, padding: 20 },
     style: [
       { selector: "node", style: { "label": "data(label)", "font-size": 11, "text-valign": "bottom", "text-margin-y": 4,
@@ -319,10 +319,11 @@ async function skillsView(params) {
 // -- live events (Server-Sent Events read with fetch, so the token goes in a header) -------------------
 
 let lastEventId = 0;
+let knownAtLoad = 0;  // events up to this id existed when the page loaded: not highlighted as new
 
 function addEvent(ev, fresh) {
   const list = document.getElementById("event-list");
-  const item = h("li", { class: fresh ? "fresh" : "", "data-id": ev.id, "data-type": ev.type },
+  const item = h("li", { class: fresh ? "fresh" : "", "data-id": ev.id, "data-type": ev.type, "data-target": ev.target },
     h("span", { class: "ev-type" }, ev.type), " ", h("span", {}, ev.target), h("br"),
     h("span", { class: "muted" }, `#${ev.id} · ${ev.timestamp}`));
   list.prepend(item);
@@ -336,6 +337,7 @@ async function followEvents() {
       if (!lastEventId) {
         const s = await api("GET", "/stats");
         document.getElementById("stats").textContent = `${s.documents} documents · ${s.entities} entities · ${s.edges} relations`;
+        knownAtLoad = s.events;
         lastEventId = Math.max(0, s.events - 20);  // start with the last few events
       }
       const headers = { "Accept": "text/event-stream", "Last-Event-ID": String(lastEventId) };
@@ -346,7 +348,6 @@ async function followEvents() {
       const reader = resp.body.getReader();
       const decoder = new TextDecoder();
       let buf = "";
-      const caughtUp = Date.now() + 1500;  // events replayed at connect are not "new"
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
@@ -359,7 +360,7 @@ async function followEvents() {
           if (!data) continue;
           const ev = JSON.parse(data);
           if (id) lastEventId = Number(id.slice(3).trim());
-          addEvent(ev, Date.now() > caughtUp);
+          addEvent(ev, ev.id > knownAtLoad);
         }
       }
     } catch (err) {
