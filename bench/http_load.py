@@ -9,7 +9,12 @@ counted; any other non-2xx answer is an error. Afterwards every acknowledged wri
 each client's memories (GET /memories?user_id=...) and pages (GET /wiki/pages/<slug>, content
 compared) must all be there. The run stops by itself after ``--max-seconds``.
 
+``--rival-writer`` adds a second process that holds the knowledge base's write lock for 0.3 s every
+0.5 s while the clients run, and the server's ``store.busy_timeout`` is lowered to 0.1 s, so writes
+meet the documented 503 + Retry-After and are retried; nothing acknowledged may be lost.
+
     python bench/http_load.py                        # 8 clients x 500 requests
+    python bench/http_load.py --rival-writer         # the same while another process holds the lock
     python bench/http_load.py --clients 2 --requests 50
 
 Prints a table (p50/p95/max per route) and writes JSON (default bench/results/http_load.json).
@@ -122,6 +127,28 @@ def worker(idx: int, port: int, n: int, seed: int, deadline: float, out: dict[st
     out[idx] = {"user": user, "samples": samples, "memories": memories, "pages": pages, "failures": failures}
 
 
+def hold_lock(db: Path, stop: threading.Event, deadline: float) -> None:
+    """The rival writer: another process (sqlite3's CLI-free stand-in, a Python child) that takes the
+    write lock for 0.3 s every 0.5 s until told to stop."""
+    code = ("import sqlite3, sys, time\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)\n"
+            "for line in sys.stdin:\n"
+            "    c.execute('BEGIN IMMEDIATE'); time.sleep(0.3); c.execute('ROLLBACK')\n"
+            "    print('held', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        while not stop.is_set() and time.monotonic() < deadline:
+            child.stdin.write("hold\n")
+            child.stdin.flush()
+            child.stdout.readline()
+            stop.wait(0.2)
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+
+
 def check_nothing_lost(port: int, results: dict[int, Any]) -> dict[str, Any]:
     """Every acknowledged memory and page is readable, with the content written."""
     client = Client(port)
@@ -147,8 +174,13 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=500, help="requests per client")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--max-seconds", type=float, default=900, help="stop the run after this long")
-    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "http_load.json")
+    ap.add_argument("--rival-writer", action="store_true",
+                    help="another process holds the write lock 0.3 s of every 0.5 s (busy_timeout 0.1 s)")
+    ap.add_argument("--out", type=Path, default=None, help="JSON report (default bench/results/http_load*.json)")
     args = ap.parse_args()
+    if args.out is None:
+        name = "http_load_rival.json" if args.rival_writer else "http_load.json"
+        args.out = REPO / "bench" / "results" / name
 
     with tempfile.TemporaryDirectory(prefix="graphmem-http-load-") as tmp:
         home = Path(tmp) / "kb"
@@ -158,6 +190,10 @@ def main() -> int:
             os.environ["GRAPHMEM_EMBED_MODEL"] = env["GRAPHMEM_EMBED_MODEL"]
             with graphmem.open(home) as kb:
                 kb.ingest_paths([REPO / "examples"])
+        if args.rival_writer:
+            cfg = home / "config.toml"
+            cfg.write_text(cfg.read_text(encoding="utf-8").replace("busy_timeout = 30.0", "busy_timeout = 0.1"),
+                           encoding="utf-8")
         port = free_port()
         log = (Path(tmp) / "serve.log").open("w")
         proc = subprocess.Popen([sys.executable, "-m", "graphmem", "--home", str(home), "serve", "--port", str(port),
@@ -176,6 +212,10 @@ def main() -> int:
                 time.sleep(0.2)
             results: dict[int, Any] = {}
             deadline = time.monotonic() + args.max_seconds
+            stop = threading.Event()
+            rival = threading.Thread(target=hold_lock, args=(home / "graph.db", stop, deadline))
+            if args.rival_writer:
+                rival.start()
             t0 = time.perf_counter()
             threads = [threading.Thread(target=worker, args=(i, port, args.requests, args.seed, deadline, results))
                        for i in range(args.clients)]
@@ -184,6 +224,9 @@ def main() -> int:
             for t in threads:
                 t.join()
             wall = time.perf_counter() - t0
+            stop.set()
+            if args.rival_writer:
+                rival.join()
             lost = check_nothing_lost(port, results)
         finally:
             proc.terminate()
@@ -202,11 +245,14 @@ def main() -> int:
         routes[name] = {"requests": len(got), "errors": sum(1 for s in got if s[2] != 200),
                         "retried_503": sum(s[3] for s in got), "p50_ms": round(percentile(ms, 50), 2),
                         "p95_ms": round(percentile(ms, 95), 2), "max_ms": round(max(ms), 2) if ms else None}
-    report = {"clients": args.clients, "requests_per_client": args.requests, "requests": len(samples),
+    report = {"rival_writer": args.rival_writer, "clients": args.clients, "requests_per_client": args.requests,
+              "requests": len(samples),
               "expected_requests": args.clients * args.requests, "wall_s": round(wall, 2),
               "requests_per_s": round(len(samples) / wall, 1) if wall else None, "routes": routes, **lost,
               "errors": len(failures), "failures": failures[:20], "cpus": os.cpu_count()}
-    print(f"{args.clients} clients x {args.requests} requests on loopback: {len(samples)} requests in {wall:.1f} s "
+    rival_note = " (another process holding the write lock 0.3 s of every 0.5 s)" if args.rival_writer else ""
+    print(f"{args.clients} clients x {args.requests} requests on loopback{rival_note}: {len(samples)} requests in "
+          f"{wall:.1f} s "
           f"({report['requests_per_s']} req/s)")
     print(f"{'route':<15}{'requests':>9}{'errors':>8}{'503 retried':>13}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
     for name, r in routes.items():
