@@ -8,6 +8,7 @@ browser Playwright manages; without any the test is skipped with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -57,24 +58,16 @@ def _post(url: str, body: dict[str, Any]) -> Any:
         return json.loads(resp.read())
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("browser")
-    home = build_corpus(root / "kb")
-    for name, desc in [("deploy-service", "Deploy a service to production with a canary"),
-                       ("pgbouncer-tuning", "Tune PgBouncer pool sizes when clients wait")]:
-        (root / "skills" / name).mkdir(parents=True)
-        (root / "skills" / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {desc}\n---\nSteps.\n")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GRAPHMEM_EMBED_MODEL", "none")
-        with graphmem.open(home) as kb:
-            kb.skills.build([root / "skills"])
+@contextlib.contextmanager
+def serving(home: Path, *extra: str) -> Iterator[str]:
+    """``graphmem serve`` on a free loopback port until the block ends; yields its base URL."""
     port = _free_port()
     env = {**os.environ, "GRAPHMEM_EMBED_MODEL": "none", "PYTHONUNBUFFERED": "1"}
-    log = (home.parent / "serve.log").open("w")
+    log_path = home.parent / f"serve-{port}.log"
+    log = log_path.open("w")
     proc = subprocess.Popen([sys.executable, "-m", "graphmem", "--home", str(home), "serve", "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, env=env)
+                             "--port", str(port), "--log-level", "warning", *extra], stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_LIMIT_S
@@ -86,7 +79,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.flush()
-                pytest.fail(f"graphmem serve did not start: {(home.parent / 'serve.log').read_text()}")
+                pytest.fail(f"graphmem serve did not start: {log_path.read_text()}")
             time.sleep(0.2)
         yield base
     finally:
@@ -97,6 +90,27 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser")
+    home = build_corpus(root / "kb")
+    for name, desc in [("deploy-service", "Deploy a service to production with a canary"),
+                       ("pgbouncer-tuning", "Tune PgBouncer pool sizes when clients wait")]:
+        (root / "skills" / name).mkdir(parents=True)
+        (root / "skills" / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {desc}\n---\nSteps.\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRAPHMEM_EMBED_MODEL", "none")
+        with graphmem.open(home) as kb:
+            kb.skills.build([root / "skills"])
+    return home
+
+
+@pytest.fixture(scope="module")
+def server(corpus: Path) -> Iterator[str]:
+    with serving(corpus) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
@@ -210,3 +224,17 @@ def test_memories_and_skills_views(page: Any, server: str) -> None:
     assert page.locator("#skill-hits li").first.inner_text().startswith("deploy-service")
     assert "deploy-service" in page.locator("#prompt-block").inner_text()
     shot(page, "8-skills")
+
+
+def test_ui_asks_for_the_token_and_then_sends_it(page: Any, corpus: Path) -> None:
+    with serving(corpus, "--token", "browser-secret") as base:
+        page.goto(f"{base}/#/search?q=PgBouncer")
+        page.wait_for_selector("#token-bar:not([hidden]) #token-input")
+        assert "Unauthorized" in page.locator("#error").inner_text()
+        page.fill("#token-input", "browser-secret")
+        page.keyboard.press("Enter")
+        page.locator("article.hit").first.wait_for()
+        page.wait_for_function("document.getElementById('events-state').textContent === 'live'")
+        assert page.locator("#event-list li").count() >= 1  # the stream got the token in its header
+        shot(page, "9-token")
+        page.evaluate("sessionStorage.clear()")

@@ -126,3 +126,12 @@ def test_serve_refuses_a_public_address_without_a_token_before_creating_anything
     assert not home.exists()
     empty = _graphmem("--home", str(home), "serve", "--token", "", cwd=tmp_path)
     assert empty.returncode == 1 and "token is empty" in empty.stderr
+
+
+def test_serve_without_the_server_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['uvicorn'] = None; from graphmem.cli import main; "
+            "sys.argv = ['graphmem', '--home', sys.argv[1], 'serve']; main()")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "kb")], capture_output=True, text=True,
+                         timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 1
+    assert "pip install 'graphmem[server]'" in out.stderr and "Traceback" not in out.stderr
