@@ -8,7 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_helpers import error_of, make_client
+from http_helpers import (
+    client_fixture,  # noqa: F401  (fixtures, by name)
+    error_of,
+    make_client,
+)
 
 from graphmem.errors import InvalidInput
 from graphmem.server.http import check_bind, is_loopback

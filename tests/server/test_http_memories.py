@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from http_helpers import error_of
+from http_helpers import (
+    client_fixture,  # noqa: F401  (fixtures, by name)
+    error_of,
+)
 
 import graphmem
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_helpers import QUESTION, error_of, make_client
+from http_helpers import QUESTION, client_fixture, corpus_client_fixture, corpus_home_fixture, error_of, make_client  # noqa: F401  (fixtures, by name)
 
 # -- reads over the example corpus ------------------------------------------------------------------
 

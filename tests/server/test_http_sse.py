@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from http_helpers import error_of
+from http_helpers import (
+    client_fixture,  # noqa: F401  (fixtures, by name)
+    error_of,
+)
 
 
 def _frames(client: Any, **kw: Any) -> list[tuple[int, dict[str, Any]]]:
