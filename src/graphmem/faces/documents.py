@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
@@ -65,7 +65,8 @@ class Documents:
             doc_id = "doc_" + content_hash(content)[:12]
         kb = self._kb
         ex = make_extractor(kb, extractor)
-        extraction, notes = Extraction(), []
+        extraction = Extraction()
+        notes: Sequence[str] = ()
         if ex is not None:
             doc = SourceDocument(doc_id=doc_id, title=title or doc_id, source=source or doc_id, text=content,
                                  metadata=dict(metadata or {}))
