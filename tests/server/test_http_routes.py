@@ -179,6 +179,10 @@ def test_ingest_without_extraction_and_with_agent_extraction(client: Any) -> Non
     bad = client.post("/documents", json={"content": "x", "doc_id": "k2", "relations": [{"source": "a"}]})
     error_of(bad, 400, "InvalidInput")
     error_of(client.get("/documents/k2"), 404, "NotFound")  # a failed call writes nothing
+    err = error_of(client.post("/documents", json={"content": "A needs B.", "doc_id": "k3", "extract": "llm"}), 400,
+                   "InvalidInput")
+    assert "[llm] model" in err["message"]  # no LLM configured: said so, and nothing stored
+    error_of(client.get("/documents/k3"), 404, "NotFound")
 
 
 def test_merge_entities(client: Any) -> None:
