@@ -10,6 +10,7 @@ from ...errors import InvalidInput
 from .errors import ERROR_RESPONSES
 from .routes_memory import memory_search
 from .schemas import MAX_ID, DocumentIn, MergeIn, QueryIn, SearchIn
+from .schemas_out import HealthOut
 from .state import plain, state_of
 
 __all__ = ["router"]
@@ -19,7 +20,7 @@ router = APIRouter(responses=ERROR_RESPONSES)
 JSON = dict[str, Any]
 
 
-@router.get("/health", tags=["server"], summary="Liveness (no token needed)")
+@router.get("/health", tags=["server"], response_model=HealthOut, summary="Liveness (no token needed)")
 def health() -> JSON:
     return {"status": "ok"}
 

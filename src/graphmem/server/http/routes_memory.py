@@ -11,6 +11,14 @@ from fastapi import APIRouter, Query, Request
 from ...errors import InvalidInput
 from .errors import ERROR_RESPONSES
 from .schemas import MemoryIn, MemorySearchIn, MemoryUpdateIn
+from .schemas_out import (
+    MemoryAddOut,
+    MemoryChangeOut,
+    MemoryDeletedOut,
+    MemoryHistoryOut,
+    MemoryListOut,
+    MemoryOut,
+)
 from .state import ServerState, plain, state_of
 
 __all__ = ["router", "memory_search"]
@@ -46,7 +54,8 @@ def memory_search(st: ServerState, query: str, filters: dict[str, str] | None, u
                                                      scope["tenant_id"], limit=limit, strategy=strategy)))
 
 
-@router.post("/memories", summary="Remember a text or each message of a list (mem0's add)")
+@router.post("/memories", response_model=MemoryAddOut,
+                summary="Remember a text or each message of a list (mem0's add)")
 def add_memory(body: MemoryIn, request: Request) -> JSON:
     st = state_of(request)
     messages: Any = body.messages if isinstance(body.messages, str) else [
@@ -55,7 +64,8 @@ def add_memory(body: MemoryIn, request: Request) -> JSON:
                                                   body.metadata, body.timestamp, body.infer)))
 
 
-@router.get("/memories", summary="Memories of a scope, oldest said first (mem0's get_all)")
+@router.get("/memories", response_model=MemoryListOut,
+                summary="Memories of a scope, oldest said first (mem0's get_all)")
 def list_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None, run_id: ScopeId = None,
                   tenant_id: ScopeId = None, limit: int = Query(100, ge=1, le=10_000),
                   include_archived: bool = False) -> JSON:
@@ -64,7 +74,8 @@ def list_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId =
                                                       tenant_id=tenant_id, include_archived=include_archived)))
 
 
-@router.delete("/memories", summary="Delete every memory of a scope (mem0's delete_all; a scope is required)")
+@router.delete("/memories", response_model=MemoryDeletedOut,
+                summary="Delete every memory of a scope (mem0's delete_all; a scope is required)")
 def delete_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None,
                     run_id: ScopeId = None, tenant_id: ScopeId = None) -> JSON:
     st = state_of(request)
@@ -72,7 +83,8 @@ def delete_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId
     return {"message": f"{out['deleted']} memories deleted", **out}
 
 
-@router.post("/reset", summary="Delete every memory of every scope (mem0's reset; documents and wiki stay)")
+@router.post("/reset", response_model=MemoryDeletedOut,
+                summary="Delete every memory of every scope (mem0's reset; documents and wiki stay)")
 def reset(request: Request) -> JSON:
     st = state_of(request)
     out = plain(st.call(st.kb.memory.reset))
@@ -98,13 +110,15 @@ def memory_graph(request: Request, user_id: ScopeId = None, agent_id: ScopeId = 
     return st.call(read)
 
 
-@router.get("/memories/{memory_id}", summary="One memory")
+@router.get("/memories/{memory_id}", response_model=MemoryOut,
+                summary="One memory")
 def get_memory(memory_id: str, request: Request) -> JSON:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.memory.get(memory_id)))
 
 
-@router.put("/memories/{memory_id}", summary="Replace a memory's text (the old text stays in its history)")
+@router.put("/memories/{memory_id}", response_model=MemoryChangeOut,
+                summary="Replace a memory's text (the old text stays in its history)")
 def update_memory(memory_id: str, body: MemoryUpdateIn, request: Request) -> JSON:
     st = state_of(request)
     given = [v for v in (body.text, body.memory, body.data) if v is not None]
@@ -114,14 +128,16 @@ def update_memory(memory_id: str, body: MemoryUpdateIn, request: Request) -> JSO
     return plain(st.call(lambda: st.kb.memory.update(memory_id, text, body.metadata)))
 
 
-@router.delete("/memories/{memory_id}", summary="Delete a memory (its history stays readable)")
+@router.delete("/memories/{memory_id}", response_model=MemoryChangeOut,
+                summary="Delete a memory (its history stays readable)")
 def delete_memory(memory_id: str, request: Request) -> JSON:
     st = state_of(request)
     out = plain(st.call(lambda: st.kb.memory.delete(memory_id)))
     return {"message": "Memory deleted successfully", **out}
 
 
-@router.get("/memories/{memory_id}/history", summary="ADD, UPDATE and DELETE entries of a memory, oldest first")
+@router.get("/memories/{memory_id}/history", response_model=list[MemoryHistoryOut],
+                summary="ADD, UPDATE and DELETE entries of a memory, oldest first")
 def memory_history(memory_id: str, request: Request) -> list[JSON]:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.memory.history(memory_id)))

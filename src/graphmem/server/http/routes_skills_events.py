@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from ...errors import InvalidInput
 from .errors import ERROR_RESPONSES
 from .schemas import MAX_ID, SkillGraphRetrieveIn, SkillQueryIn
+from .schemas_out import EventsPageOut
 from .state import ServerState, plain, state_of
 
 __all__ = ["router"]
@@ -71,7 +72,8 @@ def get_skill(skill_id: str, request: Request) -> JSON:
 # -- events -------------------------------------------------------------------------------------
 
 
-@router.get("/events", tags=["events"], summary="Events after an id, oldest first (page on with last_id)")
+@router.get("/events", tags=["events"], response_model=EventsPageOut,
+                summary="Events after an id, oldest first (page on with last_id)")
 def list_events(request: Request, after: int = Query(0, ge=0, le=MAX_ID),
                 types: Annotated[list[str] | None, Query()] = None,
                 target: str | None = Query(None, min_length=1, max_length=500),
@@ -94,7 +96,7 @@ def _resume_point(after: int, last_event_id: str | None) -> int:
 
 
 @router.get("/events/stream", tags=["events"], response_class=StreamingResponse,
-            summary="Live events as Server-Sent Events; resumes after the Last-Event-ID header (or `after`)",
+                summary="Live events as Server-Sent Events; resumes after the Last-Event-ID header (or `after`)",
             responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
                              "description": "`id: <event id>` and `data: <event JSON>` per event"}})
 async def stream_events(request: Request, after: int = Query(0, ge=0, le=MAX_ID),
