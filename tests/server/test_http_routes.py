@@ -91,6 +91,8 @@ def test_entity_with_relations_evidence_and_neighbourhood(corpus_client: Any) ->
     assert "PgBouncer" in {e["name"] for e in listed}
     error_of(corpus_client.get("/entities/Nobody%20Here"), 404, "NotFound")
     error_of(corpus_client.get("/entities/PgBouncer/graph", params={"depth": 9}), 400, "InvalidInput")
+    error_of(corpus_client.get("/entities/Nobody/graph"), 404, "NotFound")
+    error_of(corpus_client.get("/entities", params={"limit": 0}), 400, "InvalidInput")
 
 
 def test_wiki_list_read_backlinks_search_lint_log(corpus_client: Any) -> None:
@@ -109,6 +111,9 @@ def test_wiki_list_read_backlinks_search_lint_log(corpus_client: Any) -> None:
     assert 0 < len(log) <= 5 and log[-1]["operation"]
     error_of(corpus_client.get("/wiki/pages/no-such-page"), 404, "NotFound")
     error_of(corpus_client.get("/wiki/search"), 400, "InvalidInput")
+    error_of(corpus_client.get("/wiki/pages", params={"limit": 0}), 400, "InvalidInput")
+    error_of(corpus_client.get("/wiki/log", params={"last_n": 0}), 400, "InvalidInput")
+    error_of(corpus_client.get("/wiki/pages/summary/pgbouncer"), 404, "NotFound")  # the slug is an entity page
 
 
 def test_unknown_route_and_method_are_json_errors(corpus_client: Any) -> None:
