@@ -55,7 +55,7 @@ def memory_search(st: ServerState, query: str, filters: dict[str, str] | None, u
 
 
 @router.post("/memories", response_model=MemoryAddOut,
-                summary="Remember a text or each message of a list (mem0's add)")
+             summary="Remember a text or each message of a list (mem0's add)")
 def add_memory(body: MemoryIn, request: Request) -> JSON:
     st = state_of(request)
     messages: Any = body.messages if isinstance(body.messages, str) else [
@@ -65,7 +65,7 @@ def add_memory(body: MemoryIn, request: Request) -> JSON:
 
 
 @router.get("/memories", response_model=MemoryListOut,
-                summary="Memories of a scope, oldest said first (mem0's get_all)")
+            summary="Memories of a scope, oldest said first (mem0's get_all)")
 def list_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None, run_id: ScopeId = None,
                   tenant_id: ScopeId = None, limit: int = Query(100, ge=1, le=10_000),
                   include_archived: bool = False) -> JSON:
@@ -75,7 +75,7 @@ def list_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId =
 
 
 @router.delete("/memories", response_model=MemoryDeletedOut,
-                summary="Delete every memory of a scope (mem0's delete_all; a scope is required)")
+               summary="Delete every memory of a scope (mem0's delete_all; a scope is required)")
 def delete_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None,
                     run_id: ScopeId = None, tenant_id: ScopeId = None) -> JSON:
     st = state_of(request)
@@ -84,7 +84,7 @@ def delete_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId
 
 
 @router.post("/reset", response_model=MemoryDeletedOut,
-                summary="Delete every memory of every scope (mem0's reset; documents and wiki stay)")
+             summary="Delete every memory of every scope (mem0's reset; documents and wiki stay)")
 def reset(request: Request) -> JSON:
     st = state_of(request)
     out = plain(st.call(st.kb.memory.reset))
@@ -111,14 +111,14 @@ def memory_graph(request: Request, user_id: ScopeId = None, agent_id: ScopeId = 
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut,
-                summary="One memory")
+            summary="One memory")
 def get_memory(memory_id: str, request: Request) -> JSON:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.memory.get(memory_id)))
 
 
 @router.put("/memories/{memory_id}", response_model=MemoryChangeOut,
-                summary="Replace a memory's text (the old text stays in its history)")
+            summary="Replace a memory's text (the old text stays in its history)")
 def update_memory(memory_id: str, body: MemoryUpdateIn, request: Request) -> JSON:
     st = state_of(request)
     given = [v for v in (body.text, body.memory, body.data) if v is not None]
@@ -129,7 +129,7 @@ def update_memory(memory_id: str, body: MemoryUpdateIn, request: Request) -> JSO
 
 
 @router.delete("/memories/{memory_id}", response_model=MemoryChangeOut,
-                summary="Delete a memory (its history stays readable)")
+               summary="Delete a memory (its history stays readable)")
 def delete_memory(memory_id: str, request: Request) -> JSON:
     st = state_of(request)
     out = plain(st.call(lambda: st.kb.memory.delete(memory_id)))
@@ -137,7 +137,7 @@ def delete_memory(memory_id: str, request: Request) -> JSON:
 
 
 @router.get("/memories/{memory_id}/history", response_model=list[MemoryHistoryOut],
-                summary="ADD, UPDATE and DELETE entries of a memory, oldest first")
+            summary="ADD, UPDATE and DELETE entries of a memory, oldest first")
 def memory_history(memory_id: str, request: Request) -> list[JSON]:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.memory.history(memory_id)))

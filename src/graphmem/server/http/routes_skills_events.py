@@ -73,7 +73,7 @@ def get_skill(skill_id: str, request: Request) -> JSON:
 
 
 @router.get("/events", tags=["events"], response_model=EventsPageOut,
-                summary="Events after an id, oldest first (page on with last_id)")
+            summary="Events after an id, oldest first (page on with last_id)")
 def list_events(request: Request, after: int = Query(0, ge=0, le=MAX_ID),
                 types: Annotated[list[str] | None, Query()] = None,
                 target: str | None = Query(None, min_length=1, max_length=500),
@@ -96,7 +96,7 @@ def _resume_point(after: int, last_event_id: str | None) -> int:
 
 
 @router.get("/events/stream", tags=["events"], response_class=StreamingResponse,
-                summary="Live events as Server-Sent Events; resumes after the Last-Event-ID header (or `after`)",
+            summary="Live events as Server-Sent Events; resumes after the Last-Event-ID header (or `after`)",
             responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
                              "description": "`id: <event id>` and `data: <event JSON>` per event"}})
 async def stream_events(request: Request, after: int = Query(0, ge=0, le=MAX_ID),
