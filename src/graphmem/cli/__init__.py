@@ -25,6 +25,7 @@ from .config import config as config_group
 from .mcp import mcp as mcp_group
 from .memory import memory as memory_group
 from .model_folder import absolute_spec
+from .serve import serve as serve_command
 from .outcome import EXIT_CODES_HELP, ingest_outcome
 from .progress import _Progress, _progress_mode
 from .shared_options import add_shared_options
@@ -366,7 +367,7 @@ def events(ctx: click.Context, after: int, types: tuple[str, ...], limit: int, a
     _emit([e.to_dict() for e in kb.events.list(after, list(types) or None, None, limit)], as_json, render.events)
 
 
-for _group in (wiki_group, skills_group, memory_group, config_group, mcp_group, import_group, skill_group):
+for _group in (wiki_group, skills_group, memory_group, config_group, mcp_group, import_group, skill_group, serve_command):
     cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..extraction import Extraction
 from ..ingest.core import IngestResult, ingest_document
+from ..ingest.extractors.base import ExtractionError, SourceDocument, validate_extraction
+from ..ingest.pipeline import make_extractor
 from ..models import Chunk, ChunkHit, Document
 from ..text import content_hash
 from ..validate import checked_inputs
@@ -44,6 +46,39 @@ class Documents:
                 raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
             doc_id = "doc_" + content_hash(content)[:12]
         return ingest_document(self._kb.ctx, doc_id, title, source, content, Extraction(), metadata)
+
+    def ingest_text(
+        self,
+        content: str,
+        doc_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extractor: str | None = None,
+    ) -> IngestResult:
+        """Add a document and the entities and relations ``extractor`` finds in it (offline, llm or
+        none; default the configured ``ingest.extractor``), validated as for a file. ``doc_id``
+        defaults like :meth:`add`. Unlike a folder ingest, a failure raises (nothing is written)."""
+        if not isinstance(content, str):
+            raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
+        if doc_id is None:
+            doc_id = "doc_" + content_hash(content)[:12]
+        kb = self._kb
+        ex = make_extractor(kb, extractor)
+        extraction = Extraction()
+        notes: Sequence[str] = ()
+        if ex is not None:
+            doc = SourceDocument(doc_id=doc_id, title=title or doc_id, source=source or doc_id, text=content,
+                                 metadata=dict(metadata or {}))
+            try:
+                found = ex.extract(doc)
+            except ExtractionError as exc:
+                raise InvalidInput(f"extract: the {ex.name} extractor failed ({exc}); nothing was written") from None
+            extraction, notes = validate_extraction(found, content, kb.config["graph"]["min_confidence"],
+                                                    source=f"{ex.name} extractor")
+        result = ingest_document(kb, doc_id, title, source, content, extraction, metadata)
+        result.warnings[:0] = notes
+        return result
 
     def get(self, doc_id: str, version: int | None = None) -> Document:
         """A document version (latest by default); NotFound names what exists."""

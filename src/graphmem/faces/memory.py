@@ -309,6 +309,40 @@ class Memory:
             store.append_event("memory.deleted", memory_id, now, {"edges": edges})
         return {"id": memory_id, "event": "DELETE", "edges": edges}
 
+    def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                   tenant_id: str | None = None, *, everything: bool = False) -> dict[str, Any]:
+        """Delete every memory of a scope (mem0's ``delete_all``) with its old versions and edges, in
+        one transaction; their histories stay readable. Without a scope field only when
+        ``everything=True`` (:meth:`reset`). Returns ``{"deleted", "edges"}``."""
+        kb, store = self._kb, self._kb.store
+        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
+        if not filters and not everything:
+            raise InvalidInput("delete_all: give at least one of user_id, agent_id, run_id, tenant_id "
+                               "(reset() deletes every memory)")
+        now = kb.now()
+        deleted = edges = 0
+        with store.transaction():
+            while rows := store.list_memories(filters, True, 1000):
+                for r in rows:
+                    edges += store.delete_memory(r["id"])
+                    if "~v" not in r["id"]:  # an old version goes with its memory; only memories get a DELETE
+                        store.add_memory_version(r["id"], r["version"], "DELETE", r["text"], None, now)
+                        deleted += 1
+            store.append_event("memory.deleted_all", "memory", now, {**filters, "deleted": deleted, "edges": edges})
+        return {"deleted": deleted, "edges": edges}
+
+    def reset(self) -> dict[str, Any]:
+        """Delete every memory of every scope (mem0's ``reset``); documents, the graph, the wiki and
+        skills stay. Returns ``{"deleted", "edges"}``."""
+        return self.delete_all(everything=True)
+
+    def edges_among(self, memory_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The context-graph edges between these memories: ``[{src, dst, type, weight}]``."""
+        if isinstance(memory_ids, str) or not all(isinstance(m, str) for m in memory_ids):
+            raise InvalidInput("memory_ids: expected a list of memory ids")
+        return [{"src": s, "dst": d, "type": t, "weight": round(w, 4)}
+                for s, d, t, w in self._kb.store.memory_edges_among(sorted(set(memory_ids)))]
+
     # -- reading --------------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> dict[str, Any]:

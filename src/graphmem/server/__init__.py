@@ -1,0 +1,1 @@
+"""graphmem's servers: ``server.http`` (REST API with OpenAPI, SSE events, the web UI)."""
