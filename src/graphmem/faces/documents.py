@@ -63,8 +63,8 @@ class Documents:
             raise InvalidInput(f"content: expected a string, got {type(content).__name__}")
         if doc_id is None:
             doc_id = "doc_" + content_hash(content)[:12]
-        kb = self._kb
-        ex = make_extractor(kb, extractor)
+        ctx = self._kb.ctx
+        ex = make_extractor(ctx, extractor)
         extraction = Extraction()
         notes: Sequence[str] = ()
         if ex is not None:
@@ -74,9 +74,9 @@ class Documents:
                 found = ex.extract(doc)
             except ExtractionError as exc:
                 raise InvalidInput(f"extract: the {ex.name} extractor failed ({exc}); nothing was written") from None
-            extraction, notes = validate_extraction(found, content, kb.config["graph"]["min_confidence"],
+            extraction, notes = validate_extraction(found, content, ctx.config.graph.min_confidence,
                                                     source=f"{ex.name} extractor")
-        result = ingest_document(kb, doc_id, title, source, content, extraction, metadata)
+        result = ingest_document(ctx, doc_id, title, source, content, extraction, metadata)
         result.warnings[:0] = notes
         return result
 
