@@ -32,6 +32,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _emit(data: Any, as_json: bool, human: Callable[[Any], str]) -> None:
+    data = render.plain(data)  # a face's typed result prints as its to_dict()
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:

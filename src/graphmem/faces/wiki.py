@@ -34,9 +34,10 @@ from ..wiki.pagewrite import (
 )
 from ..wiki.regen import regenerate
 from ..wiki.slugs import category_slug, check_text, page_path, slugify, unique_slug
+from .results import Backlink, LinkFrom, LogEntry, PageDeleted, PageHit, PageInfo, PageRead, PageWritten
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from .host import FaceHost
 
 __all__ = ["Wiki"]
 
@@ -47,7 +48,7 @@ _LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
 class Wiki:
     """The wiki face of a knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
         self._core = WikiCore(kb)
         self._read_sync_warned: set[str] = set()
@@ -71,7 +72,7 @@ class Wiki:
         tags: Sequence[str] | None = None,
         source_documents: Sequence[str] | None = None,
         allow_empty: bool = False,
-    ) -> dict[str, Any]:
+    ) -> PageWritten:
         """Create or replace the page ``title`` of ``category``; returns ``{slug, category,
         path, title, summary, created, ...}``.
 
@@ -139,8 +140,7 @@ class Wiki:
 
         plan = self._core.apply(make_plan)
         page = plan.saved[0]
-        out = self._page_out(page)
-        out["created"] = plan.writes[0].op == "write"
+        out = PageWritten(self._page_out(page), plan.writes[0].op == "write")
         if absorbed:
             self.flush(label=f"{page.category}/{page.slug} replaces {absorbed[0].category}/{absorbed[0].slug}")
         self._refresh_linked(page)
@@ -178,7 +178,7 @@ class Wiki:
             self.flush(label=f"cross reference to {page.category}/{page.slug}")
 
     def delete_page(self, category: str | None = None, title: str | None = None, *,
-                    slug: str | None = None) -> dict[str, Any]:
+                    slug: str | None = None) -> PageDeleted:
         """Delete a page (by category and title, or by slug): its file, index entry and links
         from it. Links to it from other pages become broken links (lint reports them)."""
         page = self._find(category, title, slug)
@@ -190,16 +190,15 @@ class Wiki:
             return Plan(deletes=[current], log=[f"delete | {current.category}/{current.slug} — {current.title}"])
 
         self._core.apply(make_plan)
-        return {"slug": page.slug, "category": page.category, "path": str(self._core.abspath(page.path)),
-                "deleted": True}
+        return PageDeleted(page.slug, page.category, str(self._core.abspath(page.path)))
 
     # -- reading ------------------------------------------------------------------------------
 
-    def read_page(self, category: str, title: str) -> dict[str, Any]:
+    def read_page(self, category: str, title: str) -> PageRead:
         """A page by category and title: front matter, body (as in the file), links, backlinks."""
         return self._read(self._find(category, title, None))
 
-    def read_page_by_slug(self, slug: str) -> dict[str, Any]:
+    def read_page_by_slug(self, slug: str) -> PageRead:
         """A page by slug (``memory-leak``)."""
         return self._read(self._find(None, None, slug))
 
@@ -265,24 +264,20 @@ class Wiki:
                            f"`graphmem wiki list --category {cat}`")
         return page
 
-    def _page_out(self, page: Page) -> dict[str, Any]:
-        return {"slug": page.slug, "category": page.category, "title": page.title,
-                "path": str(self._core.abspath(page.path)), "summary": page.summary, "tags": page.tags,
-                "updated": page.updated_at, "created_at": page.created_at}
+    def _page_out(self, page: Page) -> PageInfo:
+        return PageInfo(page.slug, page.category, page.title, str(self._core.abspath(page.path)), page.summary,
+                        page.tags, page.updated_at, page.created_at)
 
-    def _read(self, page: Page) -> dict[str, Any]:
+    def _read(self, page: Page) -> PageRead:
         raw = read_bytes(self.dir, self._core.abspath(page.path))
         if raw is None:
             raise NotFound(f"page '{page.slug}': its file {page.path} is gone; run `graphmem wiki sync`")
         fm, body, _, _ = split_front_matter(raw.decode("utf-8", errors="replace"))
-        out = self._page_out(page)
-        out.update(front_matter=fm, content=body,
-                   links=[ln.to_dict() for ln in self._kb.store.page_links_of(page.slug)],
-                   backlinks=[{"slug": s, "line": n} for s, n in self._kb.store.page_backlinks(page.slug, 200)])
-        return out
+        return PageRead(self._page_out(page), fm, body, list(self._kb.store.page_links_of(page.slug)),
+                        [LinkFrom(s, n) for s, n in self._kb.store.page_backlinks(page.slug, 200)])
 
     def list_pages(self, category: str | None = None, limit: int | None = None, offset: int = 0
-                   ) -> list[dict[str, Any]]:
+                   ) -> list[PageInfo]:
         """Pages by category and title: ``[{slug, category, title, path, summary, tags, updated}]``."""
         cat = category_slug(category) if category is not None else None
         _check_count("limit", limit, allow_none=True)
@@ -290,7 +285,7 @@ class Wiki:
         self._sync_for_read()
         return [self._page_out(p) for p in self._kb.store.list_pages(cat, limit, offset)]
 
-    def search_wiki(self, query: str, k: int = 10, category: str | None = None) -> list[dict[str, Any]]:
+    def search_wiki(self, query: str, k: int = 10, category: str | None = None) -> list[PageHit]:
         """Full-text search (BM25, title weighted) over pages:
         ``[{slug, category, path, title, snippet, score}]``, best first."""
         if not isinstance(query, str):
@@ -305,20 +300,20 @@ class Wiki:
         if stale and not store.read_only:
             self._sync_for_read(stale, periodic=False)
             hits = store.search_pages(query, k, cat)
-        return [{"slug": p.slug, "category": p.category, "path": str(self._core.abspath(p.path)), "title": p.title,
-                 "snippet": snip, "score": score} for p, score, snip in hits]
+        return [PageHit(p.slug, p.category, str(self._core.abspath(p.path)), p.title, snip, score)
+                for p, score, snip in hits]
 
-    def backlinks(self, slug: str) -> list[dict[str, Any]]:
+    def backlinks(self, slug: str) -> list[Backlink]:
         """Pages linking to ``slug`` (``dispatch-api`` or ``entity/dispatch-api``; it need not
         exist): ``[{slug, title, category, line}]``."""
         s = check_text("slug", slug, 200).lower().rpartition("/")[2]
         store = self._kb.store
         links = store.page_backlinks(s)
         pages = store.pages_by_slug(src for src, _ in links)
-        return [{"slug": src, "line": line, "title": pages[src].title if src in pages else src,
-                 "category": pages[src].category if src in pages else None} for src, line in links]
+        return [Backlink(src, line, pages[src].title if src in pages else src,
+                         pages[src].category if src in pages else None) for src, line in links]
 
-    def pages_about(self, entity: str, limit: int = 100) -> list[dict[str, Any]]:
+    def pages_about(self, entity: str, limit: int = 100) -> list[PageInfo]:
         """Pages that discuss an entity: its own page and every page linking to it (by its
         page's slug or the slug of its name or an alias)."""
         node = self._kb.graph.find(entity)
@@ -334,7 +329,7 @@ class Wiki:
         pages = store.pages_by_slug(slugs)
         return [self._page_out(pages[s]) for s in slugs if s in pages][:limit]
 
-    def get_log(self, last_n: int = 20) -> list[dict[str, Any]]:
+    def get_log(self, last_n: int = 20) -> list[LogEntry]:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
         _check_count("last_n", last_n)
@@ -344,8 +339,7 @@ class Wiki:
             m = _LOG_LINE.match(line)
             if m:
                 target, _, summary = m.group("rest").partition(" — ")
-                out.append({"timestamp": m.group("ts"), "operation": m.group("op"), "target": target.strip(),
-                            "summary": summary.strip(), "line": line})
+                out.append(LogEntry(m.group("ts"), m.group("op"), target.strip(), summary.strip(), line))
         return out
 
     # -- bookkeeping ----------------------------------------------------------------------------
