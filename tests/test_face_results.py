@@ -30,6 +30,9 @@ from graphmem.faces.results import (
     PageWritten,
     Result,
     Retyped,
+    SkillDetail,
+    SkillNeighbours,
+    SkillsInfo,
 )
 
 
@@ -129,6 +132,25 @@ def test_wiki_face_results(kb: graphmem.KnowledgeBase) -> None:
     out = kb.wiki.delete_page("topic", "Page one")
     assert isinstance(out, PageDeleted) and out.slug == "page-one" and out.path.endswith("topic/page-one.md")
     assert list(out.to_dict()) == ["slug", "category", "path", "deleted"]
+
+
+def test_skills_face_results(kb: graphmem.KnowledgeBase, tmp_path) -> None:
+    for rel, front in (("ops/rotate-keys", "name: rotate-keys\ndescription: Rotate vault keys.\nrelated: [restart]"),
+                       ("ops/restart", "name: restart\ndescription: Restart PgBouncer.")):
+        (tmp_path / "skills" / rel).mkdir(parents=True)
+        (tmp_path / "skills" / rel / "SKILL.md").write_text(f"---\n{front}\n---\nBody of {rel}.\n", encoding="utf-8")
+    kb.skills.build([tmp_path / "skills"])
+    got = kb.skills.get("rotate-keys")  # by name
+    assert isinstance(got, SkillDetail) and (got.id, got.related, got.body) == (
+        "ops/rotate-keys", ["restart"], "Body of ops/rotate-keys.\n")
+    assert list(got.to_dict())[:3] == ["id", "name", "description"] and got["category"] == "ops"
+    near = kb.skills.neighbours("ops/rotate-keys")
+    assert isinstance(near, SkillNeighbours) and [link.id for link in near.edges["related"]] == ["ops/restart"]
+    assert near.to_dict()["edges"]["related"][0] == {"id": "ops/restart", "name": "restart",
+                                                     "weight": near.edges["related"][0].weight}
+    info = kb.skills.info()
+    assert isinstance(info, SkillsInfo) and (info.skills, info.categories, info.with_vectors) == (2, {"ops": 2}, False)
+    assert kb.skills.show("rotate-keys").startswith("---\nname: rotate-keys")
 
 
 def test_every_result_type_is_a_result() -> None:
