@@ -1,4 +1,4 @@
-"""Faces return typed results: to_dict() is the old dict (keys in order), and they read like it."""
+"""Faces return typed results: to_dict() is the old dict (keys in order), and each result is that dict, read-only."""
 
 from __future__ import annotations
 
@@ -42,11 +42,15 @@ def test_a_result_reads_like_the_dict_it_replaced() -> None:
     assert list(r) == ["doc_id", "versions_deleted", "nodes_removed", "edges_removed"]
     assert r == {"doc_id": "doc_1", "versions_deleted": 2, "nodes_removed": 3, "edges_removed": 1}
     assert r != {"doc_id": "doc_1"} and r == DocumentDeleted("doc_1", 2, 3, 1) and r != DocumentDeleted("d", 2, 3, 1)
-    assert dict(r) == r.to_dict() and len(r) == 4
+    assert dict(r) == r.to_dict() and len(r) == 4 and isinstance(r, dict)
+    assert json.loads(json.dumps(r)) == r.to_dict()
     with pytest.raises(KeyError):
         r["nope"]
-    with pytest.raises(TypeError):
-        r["doc_id"] = "x"  # type: ignore[index]
+    for change in (lambda: r.__setitem__("doc_id", "x"), lambda: r.update(doc_id="x"), lambda: r.pop("doc_id"),
+                   r.clear):
+        with pytest.raises(TypeError, match="read-only"):
+            change()
+    assert r["doc_id"] == "doc_1"
     with pytest.raises(AttributeError):
         r.doc_id = "x"  # type: ignore[misc]
     assert repr(r) == "DocumentDeleted(doc_id='doc_1', versions_deleted=2, nodes_removed=3, edges_removed=1)"

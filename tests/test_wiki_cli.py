@@ -45,7 +45,8 @@ def test_wiki_commands_end_to_end(tmp_path):
         "front_matter"]["source_documents"] == ["doc_1@v1"]
 
     listed = json.loads(run(home, "wiki", "list", "--json").stdout)
-    assert {p["slug"] for p in listed} >= {"memory-leak", "system-crash", "system-crash-analysis-summary", "piped", "filed"}
+    assert {p["slug"] for p in listed} >= {"memory-leak", "system-crash", "system-crash-analysis-summary", "piped",
+                                           "filed"}
     assert [p["slug"] for p in json.loads(run(home, "wiki", "list", "--category", "topic", "--json").stdout)] == [
         "filed", "piped"]
 

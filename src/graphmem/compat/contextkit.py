@@ -226,7 +226,7 @@ class ContextGraphView:
 
     def tick_decay(self) -> dict[str, int]:
         """One decay round now: ``{decayed, pruned, archived}``."""
-        return self._kb.memory.tick_decay()
+        return self._kb.memory.tick_decay().to_dict()
 
 
 class Memory:
@@ -304,7 +304,7 @@ class Memory:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """ADD / UPDATE / DELETE records of a memory, oldest first."""
-        return self.kb.memory.history(memory_id)
+        return [v.to_dict() for v in self.kb.memory.history(memory_id)]
 
     # -- the context graph ------------------------------------------------------------------------
 
@@ -322,7 +322,7 @@ class Memory:
         """One decay round: ``{decayed, pruned, archived}`` (zeros when the graph is not enabled)."""
         if not self._graph_enabled:
             return {"decayed": 0, "pruned": 0, "archived": 0}
-        return self.kb.memory.tick_decay()
+        return self.kb.memory.tick_decay().to_dict()
 
     def mark_relevant(self, memory_id: str, delta: float = 0.25) -> float | None:
         """Raise a memory's relevance (and pin a floor against decay); the new relevance, or
@@ -360,7 +360,7 @@ class Memory:
         is accepted: missing vectors are always computed when a model is configured."""
         self._require_graph("backfill_context_graph")
         return self.kb.memory.backfill_context_graph(user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                                     batch_size=batch_size)
+                                                     batch_size=batch_size).to_dict()
 
     def reset_context_graph(self) -> None:
         """Drop the links between memories; memories, their history and mentions stay."""

@@ -37,6 +37,9 @@ from ..retrieval.graph_query import find_seed_entities
 from ..validate import checked_inputs
 from .memory_labels import label_new_memories, memory_llm
 from .results import (
+    Backfilled,
+    DecayReport,
+    GraphReset,
     MemoriesAdded,
     MemoryDeleted,
     MemoryEvent,
@@ -48,7 +51,9 @@ from .results import (
     MemoryRelevance,
     MemoryScores,
     MemorySearch,
+    MemoryStats,
     MemoryUpdated,
+    MemoryVersion,
 )
 
 if TYPE_CHECKING:
@@ -283,14 +288,14 @@ class Memory:
         rows = self._kb.store.list_memories(scope, include_archived, _positive_int(limit, "limit"))
         return MemoryList([MemoryRecord.from_row(r) for r in rows])
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(self, memory_id: str) -> list[MemoryVersion]:
         """What happened to a memory (ADD, UPDATE with old and new text, DELETE), oldest first."""
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidInput(f"memory id: expected a non-empty string, got {memory_id!r}")
         rows = self._kb.store.memory_versions(memory_id)
         if not rows:
             raise NotFound(f"no memory with id '{memory_id}' (nor any history of one)")
-        return rows
+        return [MemoryVersion.from_row(r) for r in rows]
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -368,10 +373,11 @@ class Memory:
 
     # -- decay and feedback ---------------------------------------------------------------------
 
-    def tick_decay(self) -> dict[str, int]:
+    def tick_decay(self) -> DecayReport:
         """Decay relevances and edge weights now; prune weak edges; archive faded, unlinked
         memories. Returns ``{"decayed", "pruned", "archived"}``."""
-        return tick(self._kb, self._cg["decay"])
+        done = tick(self._kb, self._cg["decay"])
+        return DecayReport(done["decayed"], done["pruned"], done["archived"])
 
     def _mark(self, memory_id: str, delta: float, up: bool) -> MemoryRelevance:
         kb, store = self._kb, self._kb.store
@@ -421,7 +427,7 @@ class Memory:
     def backfill_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
                                run_id: str | None = None, tenant_id: str | None = None,
                                batch_size: int = 500, on_progress: Callable[[int, int], None] | None = None
-                               ) -> dict[str, int]:
+                               ) -> Backfilled:
         """Link memories stored while the context graph was off (or after a reset), in the order
         they were said; idempotent. Each batch is one transaction (``on_progress(done, total)`` after
         each). Returns ``{"nodes", "edges"}``."""
@@ -456,10 +462,10 @@ class Memory:
                     store.append_event("memory.backfilled", "memory", now, {**filters, "nodes": nodes, "edges": edges})
             if on_progress:
                 on_progress(nodes, len(rows))
-        return {"nodes": nodes, "edges": edges}
+        return Backfilled(nodes, edges)
 
     def reset_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
-                            run_id: str | None = None, tenant_id: str | None = None) -> dict[str, int]:
+                            run_id: str | None = None, tenant_id: str | None = None) -> GraphReset:
         """Remove the automatic and LLM edges between memories (of a scope, or all); memories,
         their history links (UPDATED_FROM) and mentions stay."""
         kb, store = self._kb, self._kb.store
@@ -468,13 +474,13 @@ class Memory:
         with store.transaction():
             n = store.delete_memory_edges(filters, keep_types=("UPDATED_FROM",))
             store.append_event("memory.graph_reset", "memory", now, {**filters, "edges": n})
-        return {"edges": n}
+        return GraphReset(n)
 
     def stats(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-              tenant_id: str | None = None) -> dict[str, Any]:
+              tenant_id: str | None = None) -> MemoryStats:
         """Counts of memories, archived memories, edges by type and mentions (of a scope, or all)."""
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
-        out = self._kb.store.memory_stats(filters)
-        out["last_decay"] = self._kb.store.get_meta(LAST_TICK_KEY)
-        out["embeddings"] = self._kb.embeddings.stored_model()
-        return out
+        counts = self._kb.store.memory_stats(filters)
+        return MemoryStats(counts["memories"], counts["archived"], counts["edges"], counts["edge_types"],
+                           counts["mentions"], self._kb.store.get_meta(LAST_TICK_KEY),
+                           self._kb.embeddings.stored_model())
