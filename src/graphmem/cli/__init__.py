@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -39,7 +39,7 @@ def _emit(data: Any, as_json: bool, human: Callable[[Any], str]) -> None:
         click.echo(human(data))
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(1)
 
@@ -74,7 +74,7 @@ def _json_wanted(ctx: click.Context, param: click.Parameter, value: bool) -> boo
     return value or bool((ctx.obj or {}).get("json"))  # `graphmem --json stats` works too
 
 
-json_option = click.option("--json", "as_json", is_flag=True, callback=_json_wanted,
+json_option: Callable[[F], F] = click.option("--json", "as_json", is_flag=True, callback=_json_wanted,
                            help="Print JSON instead of text (also accepted before the command).")
 
 

@@ -6,8 +6,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["plain", "search", "ingest", "subgraph", "evidence", "documents", "document", "entity", "stats", "chunk_hits", "events",
-           "relative_scores", "share_between_kinds"]
+__all__ = ["plain", "search", "ingest", "subgraph", "evidence", "documents", "document", "entity", "stats",
+           "chunk_hits", "events", "relative_scores", "share_between_kinds"]
 
 
 def plain(data: Any) -> Any:
