@@ -3,8 +3,8 @@
 Faces return typed models now; the CLI prints their ``to_dict()``. Scripts parse that JSON, so the
 shapes (keys, key order, value types, indentation) must not move. The golden files in
 ``tests/golden/cli_json/`` were recorded before faces returned models, on the corpus in
-``tests/golden/corpus/`` with a frozen clock; only the temporary folder's path and wall-clock
-durations are normalised. After an intended change of an output, re-record them with
+``tests/golden/corpus/`` with a frozen clock; only the temporary folder's path, wall-clock
+durations and the database file's size are normalised. After an intended change of an output, re-record them with
 ``GRAPHMEM_REGOLD=1 python -m pytest tests/test_cli_json_golden.py`` and review the diff.
 """
 
@@ -93,7 +93,8 @@ ID_SCRIPT: list[tuple[str, list[str], int]] = [
     ("memory-rm", ["memory", "rm", "{mem}", "--json"], 0),
 ]
 
-_DURATIONS = re.compile(r'("(?:elapsed_s|docs_per_s|elapsed_ms|seconds)": )[0-9.e+-]+')
+# Wall-clock durations, and the database file's size (it depends on the SQLite build, not on graphmem).
+_DURATIONS = re.compile(r'("(?:elapsed_s|docs_per_s|elapsed_ms|seconds|size_bytes)": )[0-9.e+-]+')
 
 
 def _normalised(text: str, root: Path) -> str:
