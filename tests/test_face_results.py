@@ -13,6 +13,7 @@ from graphmem.faces.results import (
     EdgeDetail,
     EntityDetail,
     LinkFrom,
+    LintReport,
     LogEntry,
     MemoriesAdded,
     MemoryDeleted,
@@ -33,6 +34,7 @@ from graphmem.faces.results import (
     SkillDetail,
     SkillNeighbours,
     SkillsInfo,
+    SyncReport,
 )
 
 
@@ -133,6 +135,16 @@ def test_wiki_face_results(kb: graphmem.KnowledgeBase) -> None:
     log = kb.wiki.get_log(2)
     assert all(isinstance(e, LogEntry) for e in log) and log[-1].operation == "write"
     assert log[-1].target == "topic/page-two" and log[-1]["line"] == log[-1].line
+    lint = kb.wiki.lint_wiki()
+    assert isinstance(lint, LintReport) and lint.fixed is None and "fixed" not in lint
+    assert lint.problems == lint["problems"] and list(lint.to_dict())[-1] == "problems"
+    assert list(lint.findings)[:3] == ["orphan_pages", "missing_pages", "broken_wikilinks"]
+    fixed = kb.wiki.lint_wiki(fix=True)
+    assert fixed.fixed is not None and list(fixed.to_dict())[-2:] == ["problems", "fixed"]
+    (kb.home / "wiki" / "topic" / "by-hand.md").write_text("# By hand\n\nWritten in an editor.\n", encoding="utf-8")
+    synced = kb.wiki.sync()
+    assert isinstance(synced, SyncReport) and synced.indexed == ["topic/by-hand"] and synced.removed == []
+    assert list(synced.to_dict()) == ["indexed", "removed", "unchanged", "skipped", "regenerated", "failed"]
     out = kb.wiki.delete_page("topic", "Page one")
     assert isinstance(out, PageDeleted) and out.slug == "page-one" and out.path.endswith("topic/page-one.md")
     assert list(out.to_dict()) == ["slug", "category", "path", "deleted"]

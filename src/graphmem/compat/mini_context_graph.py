@@ -144,7 +144,7 @@ class _WikiStore:
 
     def lint_wiki(self) -> dict[str, Any]:
         """``{orphan_pages, missing_pages, broken_wikilinks, isolated_pages, ...}``."""
-        return _current_kb().wiki.lint_wiki()
+        return _current_kb().wiki.lint_wiki().to_dict()
 
 
 def _chunk_out(chunk: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ..models import Page
 from ..text import normalize_name
 from ..validate import checked_inputs
 from ..wiki.core import PageWrite, Plan, WikiCore
-from ..wiki.files import exists, lstat, read_bytes, tail_lines
+from ..wiki.files import exists, read_bytes, tail_lines
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
@@ -34,7 +34,19 @@ from ..wiki.pagewrite import (
 )
 from ..wiki.regen import regenerate
 from ..wiki.slugs import category_slug, check_text, page_path, slugify, unique_slug
-from .results import Backlink, LinkFrom, LogEntry, PageDeleted, PageHit, PageInfo, PageRead, PageWritten
+from .results import (
+    Backlink,
+    LinkFrom,
+    LintReport,
+    LogEntry,
+    PageDeleted,
+    PageHit,
+    PageInfo,
+    PageRead,
+    PageWritten,
+    SyncReport,
+)
+from .wiki_checks import check_count, stat_key
 
 if TYPE_CHECKING:
     from .host import FaceHost
@@ -280,8 +292,8 @@ class Wiki:
                    ) -> list[PageInfo]:
         """Pages by category and title: ``[{slug, category, title, path, summary, tags, updated}]``."""
         cat = category_slug(category) if category is not None else None
-        _check_count("limit", limit, allow_none=True)
-        _check_count("offset", offset)
+        check_count("limit", limit, allow_none=True)
+        check_count("offset", offset)
         self._sync_for_read()
         return [self._page_out(p) for p in self._kb.store.list_pages(cat, limit, offset)]
 
@@ -290,13 +302,13 @@ class Wiki:
         ``[{slug, category, path, title, snippet, score}]``, best first."""
         if not isinstance(query, str):
             raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
-        _check_count("k", k)
+        check_count("k", k)
         cat = category_slug(category) if category is not None else None
         store = self._kb.store
         self._sync_for_read()
         hits = store.search_pages(query, k, cat)
         # A hit whose file changed since it was indexed is re-indexed and the search re-run.
-        stale = [p.path for p, _, _ in hits if _stat_key(self.dir, self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
+        stale = [p.path for p, _, _ in hits if stat_key(self.dir, self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
         if stale and not store.read_only:
             self._sync_for_read(stale, periodic=False)
             hits = store.search_pages(query, k, cat)
@@ -332,7 +344,7 @@ class Wiki:
     def get_log(self, last_n: int = 20) -> list[LogEntry]:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
-        _check_count("last_n", last_n)
+        check_count("last_n", last_n)
         lines = tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
         out = []
         for line in lines:
@@ -344,7 +356,7 @@ class Wiki:
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
-    def sync(self) -> dict[str, Any]:
+    def sync(self) -> SyncReport:
         """Re-index pages edited, added or deleted by hand (by stat, then content hash), and
         regenerate generated pages left pending by an interrupted ingest."""
         res = self._core.sync(sweep=True)
@@ -360,10 +372,10 @@ class Wiki:
                     body = split_front_matter(raw.decode("utf-8", errors="replace"))[1]
                     self.write_page(page.category, page.title, body, allow_empty=True)
         regen = self.flush(retry_failed=True)
-        res["regenerated"], res["failed"] = regen["pages"], regen["failed"]
-        return res
+        return SyncReport(res["indexed"], res["removed"], res["unchanged"], res["skipped"], regen["pages"],
+                          regen["failed"])
 
-    def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> dict[str, Any]:
+    def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> LintReport:
         """Lint the wiki (no sync first). ``fix=True`` repairs what is mechanical — index
         orphans, drop missing entries, rewrite index.md, add missing cross references;
         ``create_stubs=True`` also creates stub pages for broken links — and returns the
@@ -375,14 +387,14 @@ class Wiki:
             report = lint_report(self._core)
             report["fixed"] = done
         if not (fix or create_stubs):
-            return report  # a check writes nothing: no log.md line, no event
+            return LintReport.from_report(report)  # a check writes nothing: no log.md line, no event
         counts = {k: (sum(len(v) for v in report[k].values()) if isinstance(report[k], dict) else len(report[k]))
                   for k in report if k not in ("problems", "fixed")}
         self._core.apply(lambda: Plan(log=[f"lint | wiki — {report['problems']} problems"
                                            + (" after fixes" if fix else "")],
                                       events=[("wiki.lint", "wiki", {"problems": report["problems"], **counts,
                                                                      "fix": bool(fix)})]))
-        return report
+        return LintReport.from_report(report)
 
     def close(self) -> None:
         """Regenerate pages still marked (``wiki.regenerate = "deferred"``); called by
@@ -482,18 +494,3 @@ class Wiki:
         failed = {f["key"] for f in res["failed"]}
         self._failed = failed if retry_failed else self._failed | failed
         return res
-
-
-def _stat_key(root: Path, path: Path) -> tuple[int, int] | None:
-    try:
-        st = lstat(root, path)
-    except GraphmemError:  # a link there: sync reports it
-        return None
-    return None if st is None else (st.st_size, st.st_mtime_ns)
-
-
-def _check_count(name: str, value: Any, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"{name}: expected a non-negative integer, got {value!r}")

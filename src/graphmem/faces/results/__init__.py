@@ -42,7 +42,18 @@ from .memory import (
     MemoryVersion,
 )
 from .skills import SkillDetail, SkillLink, SkillNeighbours, SkillsInfo
-from .wiki import Backlink, LinkFrom, LogEntry, PageDeleted, PageHit, PageInfo, PageRead, PageWritten
+from .wiki import (
+    Backlink,
+    LinkFrom,
+    LintReport,
+    LogEntry,
+    PageDeleted,
+    PageHit,
+    PageInfo,
+    PageRead,
+    PageWritten,
+    SyncReport,
+)
 
 __all__ = [
     "Result",
@@ -80,6 +91,8 @@ __all__ = [
     "Backlink",
     "LogEntry",
     "PageDeleted",
+    "SyncReport",
+    "LintReport",
     "SkillDetail",
     "SkillLink",
     "SkillNeighbours",

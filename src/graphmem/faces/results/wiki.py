@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,8 @@ __all__ = [
     "Backlink",
     "LogEntry",
     "PageDeleted",
+    "SyncReport",
+    "LintReport",
 ]
 
 
@@ -132,3 +135,43 @@ class PageDeleted(Result):
 
     def to_dict(self) -> dict[str, Any]:
         return {"slug": self.slug, "category": self.category, "path": self.path, "deleted": self.deleted}
+
+
+@dataclass(frozen=True, eq=False)
+class SyncReport(Result):
+    """``kb.wiki.sync``: pages (re)indexed and removed, files left alone (``skipped`` with the reason),
+    generated pages regenerated and those that could not be (``failed``: ``{key, error}``)."""
+
+    indexed: list[str]
+    removed: list[str]
+    unchanged: int
+    skipped: list[dict[str, Any]]
+    regenerated: int
+    failed: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"indexed": self.indexed, "removed": self.removed, "unchanged": self.unchanged,
+                "skipped": self.skipped, "regenerated": self.regenerated, "failed": self.failed}
+
+
+@dataclass(frozen=True, eq=False)
+class LintReport(Result):
+    """``kb.wiki.lint_wiki``: ``findings`` by check (``orphan_pages``, ``broken_wikilinks`` ... in the
+    order of :data:`graphmem.wiki.lint.LINT_KEYS`), the number of ``problems``, and with ``fix`` what
+    was ``fixed`` (None without)."""
+
+    findings: dict[str, Any]
+    problems: int
+    fixed: dict[str, Any] | None = None
+
+    @classmethod
+    def from_report(cls, report: Mapping[str, Any]) -> LintReport:
+        """From the lint engine's report."""
+        return cls({k: v for k, v in report.items() if k not in ("problems", "fixed")}, report["problems"],
+                   report.get("fixed"))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {**self.findings, "problems": self.problems}
+        if self.fixed is not None:
+            out["fixed"] = self.fixed
+        return out
