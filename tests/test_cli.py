@@ -1,4 +1,5 @@
-"""The CLI through its real entry point (the installed `graphmem` script and `python -m graphmem`)."""
+"""The CLI through its real entry point: the root Click group in process (tests/cli_inproc.py), and
+the installed `graphmem` script and `python -m graphmem` as subprocesses where the process is the point."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from cli_inproc import graphmem_env, run_cli
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 
 SCRIPT = Path(sys.executable).parent / ("graphmem.exe" if os.name == "nt" else "graphmem")
 
 
 def run(home, *args, ok=True, script=False):
-    cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "graphmem"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1")
-    p = subprocess.run([*cmd, "--home", str(home), *args], capture_output=True, text=True, env=env, timeout=60)
+    """``graphmem --home HOME ARGS...``: in process, or the installed console script with ``script=True``."""
+    env = graphmem_env()
+    if script:
+        p = subprocess.run([str(SCRIPT), "--home", str(home), *args], capture_output=True, text=True, env=env,
+                           timeout=60)
+    else:
+        p = run_cli(["--home", str(home), *args], env=env)
     if ok:
         assert p.returncode == 0, p.stderr
     return p
@@ -156,7 +161,7 @@ def test_bad_files_rejected_and_store_unchanged(tmp_path, name, content, extract
 def test_home_from_environment(tmp_path):
     env = {**os.environ, "GRAPHMEM_HOME": str(tmp_path / "envkb"), "GRAPHMEM_EMBED_MODEL": "none"}
     p = subprocess.run([sys.executable, "-m", "graphmem", "init", "--json"], capture_output=True, text=True,
-                       env=env, timeout=60)
+                       env=env, timeout=60)  # a subprocess on purpose: `python -m graphmem` and the real environment
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["home"] == str(tmp_path / "envkb")
 
@@ -165,12 +170,10 @@ def test_readme_main_job_on_the_example_corpus(tmp_path):
     """`graphmem ingest examples/` offline, then a question answered with evidence spans;
     a second ingest reports every file unchanged."""
     repo = Path(__file__).resolve().parent.parent
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1")
+    env = graphmem_env()
 
     def gm(*args):
-        p = subprocess.run([sys.executable, "-m", "graphmem", "--home", str(tmp_path / "kb"), *args],
-                           capture_output=True, text=True, env=env, cwd=repo, timeout=120)
+        p = run_cli(["--home", str(tmp_path / "kb"), *args], env=env, cwd=repo)
         assert p.returncode == 0, p.stderr
         return p.stdout
 
@@ -194,3 +197,25 @@ def test_readme_main_job_on_the_example_corpus(tmp_path):
         assert q["text"] in text
     second = json.loads(gm("ingest", "examples/", "--json"))
     assert second["unchanged"] == 15 and second["added"] == 0 and second["new_versions"] == 0
+
+
+def test_a_real_process_reads_a_pipe_and_exits_with_the_documented_codes(tmp_path):
+    """Subprocess smoke test (the rest run in process): stdin piped into `python -m graphmem`, its JSON
+    piped back out, and the exit statuses a shell sees: 0, 1 (bad input, one line) and 2 (usage)."""
+    home = str(tmp_path / "kb")
+    env = graphmem_env()
+
+    def gm(*args, stdin=""):
+        return subprocess.run([sys.executable, "-m", "graphmem", "--home", home, *args], input=stdin,
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    written = gm("wiki", "write", "topic", "Piped", "--json", stdin="From a pipe, see [[Elsewhere]].\n")
+    assert written.returncode == 0, written.stderr
+    assert json.loads(written.stdout)["slug"] == "piped"
+    read = gm("wiki", "read", "topic/piped", "--json")
+    assert "From a pipe" in json.loads(read.stdout)["content"]
+    missing = gm("entity", "show", "nobody")
+    assert missing.returncode == 1 and missing.stderr.startswith("error: no entity named 'nobody'")
+    assert len(missing.stderr.strip().splitlines()) == 1
+    usage = gm("search")
+    assert usage.returncode == 2 and "Missing argument" in usage.stderr

@@ -6,21 +6,19 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import tomllib
+
+from cli_inproc import graphmem_env, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
 
 def run(*args: str, cwd: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1", **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "graphmem", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
+    return run_cli(args, env=graphmem_env(**(env_extra or {})), cwd=cwd)
 
 
 def _no_traceback(p: subprocess.CompletedProcess[str]) -> None:
@@ -190,8 +188,7 @@ def test_configured_model_folder_gone_fails_loudly(tmp_path):
     (tmp_path / "a.md").write_text("# Alpha\n\nThe dispatch API.\n", encoding="utf-8")
     # no GRAPHMEM_EMBED_MODEL here: config.toml's model is the one in force
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | {"HF_HUB_OFFLINE": "1"}
-    p = subprocess.run([sys.executable, "-m", "graphmem", "--home", "kb", "search", "dispatch"], capture_output=True,
-                       text=True, cwd=tmp_path, timeout=120, env=env)
+    p = run_cli(["--home", "kb", "search", "dispatch"], cwd=tmp_path, env=env)
     _no_traceback(p)
     assert p.returncode == 1
     assert str(model.resolve()) in p.stderr

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from cli_inproc import graphmem_env, run_cli
+
 
 def run(home: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1")
-    p = subprocess.run([sys.executable, "-m", "graphmem", "--home", str(home), "memory", *args],
-                       capture_output=True, text=True, env=env, timeout=60)
+    p = run_cli(["--home", str(home), "memory", *args], env=graphmem_env())
     if ok:
         assert p.returncode == 0, p.stderr
     return p

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_inproc import run_cli
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 from test_cli import run
 
 
 def run_stdin(home: Path, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    p = subprocess.run([sys.executable, "-m", "graphmem", "--home", str(home), *args], input=stdin,
-                       capture_output=True, text=True, env=env, timeout=60)
+    p = run_cli(["--home", str(home), *args], env=env, input=stdin)
     assert p.returncode == 0, p.stderr
     return p
 
@@ -46,7 +45,8 @@ def test_wiki_commands_end_to_end(tmp_path):
         "front_matter"]["source_documents"] == ["doc_1@v1"]
 
     listed = json.loads(run(home, "wiki", "list", "--json").stdout)
-    assert {p["slug"] for p in listed} >= {"memory-leak", "system-crash", "system-crash-analysis-summary", "piped", "filed"}
+    assert {p["slug"] for p in listed} >= {"memory-leak", "system-crash", "system-crash-analysis-summary", "piped",
+                                           "filed"}
     assert [p["slug"] for p in json.loads(run(home, "wiki", "list", "--category", "topic", "--json").stdout)] == [
         "filed", "piped"]
 

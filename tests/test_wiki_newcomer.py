@@ -4,15 +4,14 @@ matter given in a page's content merged into the page's, one summary page per do
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import graphmem
+from cli_inproc import graphmem_env, run_cli
 from graphmem.errors import InvalidInput
 from graphmem.frontmatter import load_front_matter
 
@@ -28,10 +27,7 @@ DISPATCH_RELATIONS: list[dict[str, Any]] = [
 
 
 def cli(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1")
-    return subprocess.run([sys.executable, "-m", "graphmem", "--home", str(home), *args], input=stdin or "",
-                          capture_output=True, text=True, env=env, timeout=60)
+    return run_cli(["--home", str(home), *args], env=graphmem_env(), input=stdin or "")
 
 
 def ingest_dispatch(kb: graphmem.KnowledgeBase, text: str = DISPATCH_TEXT) -> dict[str, Any]:

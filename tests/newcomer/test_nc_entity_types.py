@@ -5,14 +5,13 @@ type-conflict warning says."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import graphmem
+from cli_inproc import graphmem_env, run_cli
 
 TEXT = "The Dispatch API depends on the tracker. Retries matter during an outage."
 
@@ -88,10 +87,7 @@ def test_retype_unknown_entity_and_bad_type_are_clear_errors(kb):
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(GRAPHMEM_EMBED_MODEL="none", HF_HUB_OFFLINE="1")
-    return subprocess.run([sys.executable, "-m", "graphmem", "--home", str(home), *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return run_cli(["--home", str(home), *args], env=graphmem_env())
 
 
 def test_cli_entity_retype(tmp_path):

@@ -367,7 +367,8 @@ def events(ctx: click.Context, after: int, types: tuple[str, ...], limit: int, a
     _emit([e.to_dict() for e in kb.events.list(after, list(types) or None, None, limit)], as_json, render.events)
 
 
-for _group in (wiki_group, skills_group, memory_group, config_group, mcp_group, import_group, skill_group, serve_command):
+for _group in (wiki_group, skills_group, memory_group, config_group, mcp_group, import_group, skill_group,
+               serve_command):
     cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only

@@ -13,12 +13,13 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from .. import kb as kb_module
 from ..errors import GraphmemError
+from . import render
 from .model_folder import check_model_folder
 from .speak import cli_wording
 
@@ -28,13 +29,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _emit(data: Any, as_json: bool, human: Callable[[Any], str]) -> None:
+    data = render.plain(data)  # a face's typed result prints as its to_dict()
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:
         click.echo(human(data))
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(1)
 
@@ -69,7 +71,7 @@ def _json_wanted(ctx: click.Context, param: click.Parameter, value: bool) -> boo
     return value or bool((ctx.obj or {}).get("json"))  # `graphmem --json stats` works too
 
 
-json_option = click.option("--json", "as_json", is_flag=True, callback=_json_wanted,
+json_option: Callable[[F], F] = click.option("--json", "as_json", is_flag=True, callback=_json_wanted,
                            help="Print JSON instead of text (also accepted before the command).")
 
 

@@ -168,8 +168,8 @@ def memory_history(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     """What happened to a memory, oldest first."""
     kb = _open(ctx)
     _emit(kb.memory.history(memory_id), as_json, lambda rows: "\n".join(
-        f"{r['ts']}  v{r['version']}  {r['event']}  {r['old_text'] or ''}{' -> ' if r['old_text'] and r['new_text'] else ''}"
-        f"{r['new_text'] or ''}" for r in rows))
+        f"{r['ts']}  v{r['version']}  {r['event']}  {r['old_text'] or ''}"
+        f"{' -> ' if r['old_text'] and r['new_text'] else ''}{r['new_text'] or ''}" for r in rows))
 
 
 @memory.command("decay")

@@ -12,7 +12,8 @@ __all__ = ["cli_wording"]
 # (what the library says, what the CLI says); checked in order, every match replaced
 _PHRASES: tuple[tuple[str, str], ...] = (
     ("add it with add_node(name, type)", "add it with `graphmem entity add NAME --type TYPE`"),
-    ("give at least one of user_id, agent_id, run_id, tenant_id", "give at least one of --user, --agent, --run, --tenant"),
+    ("give at least one of user_id, agent_id, run_id, tenant_id",
+     "give at least one of --user, --agent, --run, --tenant"),
     ("list ids with get_all(user_id=...) or `graphmem memory list --user ...`",
      "list ids with `graphmem memory list --user ...`"),
     ("use user_id, agent_id, run_id, tenant_id", "use --user, --agent, --run, --tenant"),

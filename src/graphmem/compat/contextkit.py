@@ -226,7 +226,7 @@ class ContextGraphView:
 
     def tick_decay(self) -> dict[str, int]:
         """One decay round now: ``{decayed, pruned, archived}``."""
-        return self._kb.memory.tick_decay()
+        return self._kb.memory.tick_decay().to_dict()
 
 
 class Memory:
@@ -263,7 +263,7 @@ class Memory:
         """Remember a text or ``[{role, content}]`` messages: ``{"results": [{"id", "memory", "event"}]}``.
         ``infer`` defaults to True when an ``llm`` block was configured (facts extracted), else False."""
         return self.kb.memory.add(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
-                                  infer=self._llm if infer is None else infer)
+                                  infer=self._llm if infer is None else infer).to_dict()
 
     def search(self, query: str, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, limit: int = 100, filters: Mapping[str, Any] | None = None,
@@ -274,7 +274,7 @@ class Memory:
         scope = _scope(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
         use_graph = False if not self._graph_enabled else use_context_graph
         out = self.kb.memory.search(query, limit=limit, use_context_graph=use_graph,
-                                    include_archived=include_archived, **scope)
+                                    include_archived=include_archived, **scope).to_dict()
         if threshold is not None:
             out["results"] = [r for r in out["results"] if r["score"] >= float(threshold)]
         return out
@@ -282,7 +282,7 @@ class Memory:
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """One memory, or None when there is none with that id (as in ContextKit)."""
         try:
-            return self.kb.memory.get(memory_id)
+            return self.kb.memory.get(memory_id).to_dict()
         except NotFound:
             return None
 
@@ -290,7 +290,7 @@ class Memory:
                 filters: Mapping[str, Any] | None = None, limit: int = 100) -> dict[str, Any]:
         """``{"results": [...]}``: the memories of a scope."""
         return self.kb.memory.get_all(_scope(filters, user_id=user_id, agent_id=agent_id, run_id=run_id),
-                                      limit=limit)
+                                      limit=limit).to_dict()
 
     def update(self, memory_id: str, data: str) -> dict[str, str]:
         """Replace a memory's text (the old one stays in its history)."""
@@ -304,7 +304,7 @@ class Memory:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """ADD / UPDATE / DELETE records of a memory, oldest first."""
-        return self.kb.memory.history(memory_id)
+        return [v.to_dict() for v in self.kb.memory.history(memory_id)]
 
     # -- the context graph ------------------------------------------------------------------------
 
@@ -322,7 +322,7 @@ class Memory:
         """One decay round: ``{decayed, pruned, archived}`` (zeros when the graph is not enabled)."""
         if not self._graph_enabled:
             return {"decayed": 0, "pruned": 0, "archived": 0}
-        return self.kb.memory.tick_decay()
+        return self.kb.memory.tick_decay().to_dict()
 
     def mark_relevant(self, memory_id: str, delta: float = 0.25) -> float | None:
         """Raise a memory's relevance (and pin a floor against decay); the new relevance, or
@@ -360,7 +360,7 @@ class Memory:
         is accepted: missing vectors are always computed when a model is configured."""
         self._require_graph("backfill_context_graph")
         return self.kb.memory.backfill_context_graph(user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                                     batch_size=batch_size)
+                                                     batch_size=batch_size).to_dict()
 
     def reset_context_graph(self) -> None:
         """Drop the links between memories; memories, their history and mentions stay."""

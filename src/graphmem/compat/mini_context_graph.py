@@ -124,27 +124,27 @@ class _WikiStore:
                    source_documents: Sequence[str] | None = None) -> dict[str, Any]:
         """Create or replace a page; returns ``{slug, category, path, title, ...}``."""
         return _current_kb().wiki.write_page(category, title, content, summary=summary, tags=tags,
-                                             source_documents=source_documents)
+                                             source_documents=source_documents).to_dict()
 
     def read_page(self, category: str, title: str) -> dict[str, Any]:
         """A page with its front matter and ``content`` (NotFound names how to list pages)."""
-        return _current_kb().wiki.read_page(category, title)
+        return _current_kb().wiki.read_page(category, title).to_dict()
 
     def search_wiki(self, query: str, k: int = 10) -> list[dict[str, Any]]:
         """``[{slug, category, path, snippet, ...}]``, best first."""
-        return _current_kb().wiki.search_wiki(query, k)
+        return [h.to_dict() for h in _current_kb().wiki.search_wiki(query, k)]
 
     def list_pages(self, category: str | None = None) -> list[dict[str, Any]]:
         """Pages (of one category, or all): ``[{slug, category, title, path, summary, ...}]``."""
-        return _current_kb().wiki.list_pages(category)
+        return [p.to_dict() for p in _current_kb().wiki.list_pages(category)]
 
     def get_log(self, last_n: int = 20) -> list[dict[str, Any]]:
         """The last ``last_n`` entries of ``log.md``, oldest first."""
-        return _current_kb().wiki.get_log(last_n)
+        return [e.to_dict() for e in _current_kb().wiki.get_log(last_n)]
 
     def lint_wiki(self) -> dict[str, Any]:
         """``{orphan_pages, missing_pages, broken_wikilinks, isolated_pages, ...}``."""
-        return _current_kb().wiki.lint_wiki()
+        return _current_kb().wiki.lint_wiki().to_dict()
 
 
 def _chunk_out(chunk: Any) -> dict[str, Any]:

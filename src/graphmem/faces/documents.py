@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -13,9 +14,10 @@ from ..ingest.pipeline import make_extractor
 from ..models import Chunk, ChunkHit, Document
 from ..text import content_hash
 from ..validate import checked_inputs
+from .results import DocumentDeleted
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from .host import FaceHost
 
 __all__ = ["Documents"]
 
@@ -24,7 +26,7 @@ __all__ = ["Documents"]
 class Documents:
     """The documents face of a knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
 
     def add(
@@ -101,7 +103,7 @@ class Documents:
         """Latest version of each document, by id (content omitted)."""
         return self._kb.store.list_documents(limit, offset)
 
-    def chunks(self, doc_id: str, version: int | None = None) -> list[Chunk]:
+    def chunks(self, doc_id: str, version: int | None = None) -> builtins.list[Chunk]:
         """The chunks of a document version, in order."""
         doc = self.get(doc_id, version)
         return self._kb.store.document_chunks(doc.doc_id, doc.version)
@@ -113,7 +115,7 @@ class Documents:
             raise NotFound(f"no chunk with id '{chunk_id}'; chunk ids look like 'doc_001:v1:c0'")
         return found[chunk_id]
 
-    def search(self, query: str, k: int = 10, all_versions: bool = False) -> list[ChunkHit]:
+    def search(self, query: str, k: int = 10, all_versions: bool = False) -> builtins.list[ChunkHit]:
         """Full-text search over chunks, BM25-ranked, with snippets.
 
         Any text is a valid query: FTS5 syntax in it (quotes, ``*``, ``NEAR``, ``-``, ``:``)
@@ -125,7 +127,7 @@ class Documents:
             raise InvalidInput(f"k: expected a non-negative integer, got {k!r}")
         return self._kb.store.search_chunks(query, k, latest_only=not all_versions)
 
-    def delete(self, doc_id: str) -> dict[str, Any]:
+    def delete(self, doc_id: str) -> DocumentDeleted:
         """Delete a document (all versions) and its evidence.
 
         Entities and relations left with no evidence are removed too, unless they were
@@ -147,9 +149,4 @@ class Documents:
                 "versions": [d.version for d in versions],
                 "nodes_removed": len(removed_nodes), "edges_removed": len(removed_edges),
             })
-        return {
-            "doc_id": doc_id,
-            "versions_deleted": len(versions),
-            "nodes_removed": len(removed_nodes),
-            "edges_removed": len(removed_edges),
-        }
+        return DocumentDeleted(doc_id, len(versions), len(removed_nodes), len(removed_edges))

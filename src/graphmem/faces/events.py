@@ -11,7 +11,7 @@ from ..models import Event
 from ..validate import checked_inputs
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from .host import FaceHost
 
 __all__ = ["Events"]
 
@@ -20,7 +20,7 @@ __all__ = ["Events"]
 class Events:
     """The events face of a knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
 
     def list(self, after_id: int = 0, types: Sequence[str] | None = None, target: str | None = None,

@@ -12,9 +12,19 @@ from ..ontology import GENERIC_TYPE
 from ..text import normalize_name, short_id, unique_names
 from ..validate import checked_inputs
 from ..wiki.generate import ENT as ENT_PAGE
+from .results import (
+    EdgeDetail,
+    EntityDetail,
+    EntityRelation,
+    Merged,
+    Neighbourhood,
+    NeighbourNode,
+    NodeDeleted,
+    Retyped,
+)
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from .host import FaceHost
 
 __all__ = ["Graph"]
 
@@ -23,7 +33,7 @@ __all__ = ["Graph"]
 class Graph:
     """The knowledge-graph face of a knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
 
     # -- lookup -----------------------------------------------------------------------------
@@ -108,7 +118,7 @@ class Graph:
         store.add_ontology_type(ENTITY, etype, kb.now())
         return etype
 
-    def retype(self, name_or_id: str, type: str) -> dict[str, Any]:
+    def retype(self, name_or_id: str, type: str) -> Retyped:
         """Give an entity another type (normalised like at ingest: "Bug" -> ``issue``).
 
         Returns ``{id, name, old_type, type}``; raises NotFound for an unknown entity and
@@ -128,7 +138,7 @@ class Graph:
                 store.append_event("node.retyped", node.id, node.updated_at, {"old_type": old, "type": new})
                 if kb.config["wiki"]["auto_pages"]:  # its page shows the type: regenerated before the next read
                     store.mark_wiki_dirty([ENT_PAGE + node.id])
-        return {"id": node.id, "name": node.name, "old_type": old, "type": new}
+        return Retyped(node.id, node.name, old, new)
 
     def add_edge(self, source: str, target: str, relation: str, confidence: float = 1.0,
                  properties: Mapping[str, Any] | None = None) -> str:
@@ -182,20 +192,17 @@ class Graph:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def get_edge(self, edge_id: str) -> dict[str, Any]:
+    def get_edge(self, edge_id: str) -> EdgeDetail:
         """A relation by id, with its end names and evidence."""
         store = self._kb.store
         edge = store.get_edges([edge_id]).get(edge_id)
         if edge is None:
             raise NotFound(f"no relation with id '{edge_id}'")
         nodes = store.get_nodes([edge.source, edge.target])
-        out = edge.to_dict()
-        out["source_name"] = nodes[edge.source].name
-        out["target_name"] = nodes[edge.target].name
-        out["evidence"] = [p.to_dict() for p in store.provenance_for("edge", [edge_id]).get(edge_id, [])]
-        return out
+        return EdgeDetail(edge, nodes[edge.source].name, nodes[edge.target].name,
+                          store.provenance_for("edge", [edge_id]).get(edge_id, []))
 
-    def get_entity(self, name_or_id: str, max_relations: int = 200, max_evidence: int = 20) -> dict[str, Any]:
+    def get_entity(self, name_or_id: str, max_relations: int = 200, max_evidence: int = 20) -> EntityDetail:
         """An entity with its relations (both directions) and the evidence for each."""
         store = self._kb.store
         node = self._require(name_or_id)
@@ -208,26 +215,22 @@ class Graph:
         for e in edges:
             outgoing = e.source == node.id
             other = others.get(e.target if outgoing else e.source)
-            relations.append({
-                "id": e.id,
-                "direction": "out" if outgoing else "in",
-                "type": e.type,
-                "source": others[e.source].name if e.source in others else e.source,
-                "target": others[e.target].name if e.target in others else e.target,
-                "other": other.name if other else None,
-                "other_id": other.id if other else None,
-                "confidence": e.confidence,
-                "manual": e.manual,
-                "evidence": [p.to_dict() for p in edge_prov.get(e.id, [])],
-            })
-        out = node.to_dict()
-        out["relations"] = relations
-        out["evidence"] = [p.to_dict() for p in node_prov]
-        out["evidence_count"] = counts.get(node.id, 0)
-        return out
+            relations.append(EntityRelation(
+                id=e.id,
+                direction="out" if outgoing else "in",
+                type=e.type,
+                source=others[e.source].name if e.source in others else e.source,
+                target=others[e.target].name if e.target in others else e.target,
+                other=other.name if other else None,
+                other_id=other.id if other else None,
+                confidence=e.confidence,
+                manual=e.manual,
+                evidence=edge_prov.get(e.id, []),
+            ))
+        return EntityDetail(node, relations, node_prov, counts.get(node.id, 0))
 
     def neighbours(self, name_or_id: str, depth: int = 1, min_confidence: float | None = None,
-                   max_nodes: int = 50) -> dict[str, Any]:
+                   max_nodes: int = 50) -> Neighbourhood:
         """The entity's neighbourhood up to ``depth`` hops: ``{"nodes": {...}, "edges": [...]}``."""
         from ..retrieval.graph_query import bfs, frontier_edges
 
@@ -239,14 +242,11 @@ class Graph:
         res = bfs([node.id], frontier_edges(self._kb, floor, max_nodes), depth, max_nodes)
         nodes = store.get_nodes(res.order)
         edges = store.edges_among(res.order, floor, self._kb.config["graph"]["max_edges"])
-        return {
-            "nodes": {nid: {**nodes[nid].to_dict(), "depth": res.depth[nid]} for nid in res.order},
-            "edges": [e.to_dict() for e in edges],
-        }
+        return Neighbourhood({nid: NeighbourNode(nodes[nid], res.depth[nid]) for nid in res.order}, edges)
 
     # -- maintenance --------------------------------------------------------------------------
 
-    def merge(self, keep: str, other: str) -> dict[str, Any]:
+    def merge(self, keep: str, other: str) -> Merged:
         """Merge entity ``other`` into ``keep``: relations, evidence and names move; the
         merged entity's name and aliases become aliases of ``keep``."""
         kb, store = self._kb, self._kb.store
@@ -257,7 +257,7 @@ class Graph:
             now = kb.now()
             counts = store.merge_nodes(a.id, b.id, now)
             store.append_event("node.merged", a.id, now, {"merged": b.id, "merged_name": b.name, **counts})
-        return {"kept": a.id, "merged": b.id, "aliases_added": [b.name, *b.aliases], **counts}
+        return Merged(a.id, b.id, [b.name, *b.aliases], counts)
 
     def delete_edge(self, edge_id: str) -> dict[str, Any]:
         """Delete one relation by id; its entities and the documents that support it stay.
@@ -273,7 +273,7 @@ class Graph:
                                {"source": edge.source, "target": edge.target, "type": edge.type, "reason": "deleted"})
         return {"id": edge.id, "source": edge.source, "target": edge.target, "type": edge.type}
 
-    def delete_node(self, name_or_id: str) -> dict[str, Any]:
+    def delete_node(self, name_or_id: str) -> NodeDeleted:
         """Delete an entity with its relations and their evidence."""
         store = self._kb.store
         with store.transaction():
@@ -281,4 +281,4 @@ class Graph:
             n_edges = len(store.edges_of([node.id]))
             store.delete_node(node.id)
             store.append_event("node.removed", node.id, self._kb.now(), {"name": node.name, "edges": n_edges})
-        return {"id": node.id, "name": node.name, "edges_removed": n_edges}
+        return NodeDeleted(node.id, node.name, n_edges)

@@ -18,14 +18,13 @@ import numpy as np
 
 from ..errors import InvalidInput, NotFound
 from ..memory.decay import LAST_TICK_KEY, relevance_now, tick, try_tick
-from ..memory.edges import EDGE_WEIGHTS, LLM_TYPES, edge_id, plan_edges
-from ..memory.llm import LLMError, MemoryLLM
+from ..memory.edges import EDGE_WEIGHTS, edge_id, plan_edges
+from ..memory.llm import LLMError
 from ..memory.scope import (
     SCOPE_FIELDS,
     check_metadata,
     check_text,
     doc_refs,
-    iso,
     parse_iso,
     parse_timestamp,
     require_scope,
@@ -35,32 +34,35 @@ from ..memory.scope import (
 )
 from ..memory.search import STRATEGIES, rank_memories
 from ..retrieval.graph_query import find_seed_entities
-from ..trust import endpoint_api_key
 from ..validate import checked_inputs
+from .memory_labels import label_new_memories, memory_llm
+from .results import (
+    Backfilled,
+    DecayReport,
+    GraphReset,
+    MemoriesAdded,
+    MemoryDeleted,
+    MemoryEvent,
+    MemoryFeedback,
+    MemoryHit,
+    MemoryLink,
+    MemoryList,
+    MemoryRecord,
+    MemoryRelevance,
+    MemoryScores,
+    MemorySearch,
+    MemoryStats,
+    MemoryUpdated,
+    MemoryVersion,
+)
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from .host import FaceHost
 
 __all__ = ["Memory"]
 
 MAX_LIMIT = 10_000
 _TICK_EVERY = timedelta(hours=1)
-
-
-def _out(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The public form of a memory row."""
-    return {
-        "id": row["id"], "memory": row["text"], "metadata": row["metadata"], "role": row["role"],
-        "user_id": row["user_id"], "agent_id": row["agent_id"], "run_id": row["run_id"],
-        "tenant_id": row["tenant_id"], "timestamp": row["said_at"], "created_at": row["created_at"],
-        "updated_at": row["updated_at"], "relevance": row["relevance"], "archived": row["archived"],
-        "version": row["version"],
-    }
-
-
-def _memory_llm(kb: KnowledgeBase) -> MemoryLLM:
-    """The [llm] client, with the env key only if it may go to the configured address."""
-    return MemoryLLM(kb.config["llm"], api_key=endpoint_api_key(kb.config, kb.home, "llm"))
 
 
 def _positive_int(value: Any, field: str, high: int = MAX_LIMIT) -> int:
@@ -79,7 +81,7 @@ def _delta(value: Any) -> float:
 class Memory:
     """The memories face of a knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
         self._said_dense_off = False
         kb.embeddings.register_source("memory", kb.store.memories_to_embed)
@@ -158,7 +160,7 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         timestamp: Any = None,
         infer: bool = False,
-    ) -> dict[str, Any]:
+    ) -> MemoriesAdded:
         """Remember a text, or each message of a ``[{role, content}]`` list (one memory each).
 
         ``timestamp`` (datetime or ISO-8601; default now) is when it was said. With ``infer=True``
@@ -175,7 +177,7 @@ class Memory:
         said = parse_timestamp(timestamp, now)
         sources: list[dict[str, Any] | None] = [None] * len(items)
         if infer:
-            llm = _memory_llm(kb)
+            llm = memory_llm(kb)
             try:
                 facts, _tokens = llm.extract_facts(items)
             except LLMError as exc:
@@ -183,17 +185,18 @@ class Memory:
             sources = [{"index": i, "role": items[i][0], "content": items[i][1]} for _, i in facts]
             items = [(None, f) for f, _ in facts]
             if not items:
-                return {"results": [], "edges": 0}
+                return MemoriesAdded([], 0)
         kb.embeddings.prefetch([t for _, t in items])
         skey, sess = scope_key(filters), session_key(filters)
-        results: list[dict[str, Any]] = []
+        results: list[MemoryEvent] = []
         edges = 0
         try:
             with store.transaction():
                 for (role, text), source in zip(items, sources):
-                    mem = {"id": "mem_" + uuid.uuid4().hex[:20], "text": text, "role": role, "said_at": said,
-                           "created_at": now, "scope_key": skey, **filters,
-                           "metadata": {**meta, **({"source_message": source} if source else {})}}
+                    mem: dict[str, Any] = {
+                        "id": "mem_" + uuid.uuid4().hex[:20], "text": text, "role": role, "said_at": said,
+                        "created_at": now, "scope_key": skey, **filters,
+                        "metadata": {**meta, **({"source_message": source} if source else {})}}
                     store.insert_memory(mem)
                     kb.embeddings.embed_items("memory", [(mem["id"], text)])
                     prev = store.memory_session(sess)
@@ -203,61 +206,12 @@ class Memory:
                     store.add_memory_version(mem["id"], 1, "ADD", None, text, now)
                     store.append_event("memory.added", mem["id"], now,
                                        {**filters, "said_at": said, "chars": len(text), "inferred": bool(source)})
-                    results.append({"id": mem["id"], "memory": text, "event": "ADD"})
+                    results.append(MemoryEvent(mem["id"], text))
         finally:
             kb.embeddings.clear_prefetched()
         if self._cg["edges"]["llm"]["enabled"]:
-            edges += self._label([r["id"] for r in results], filters)
-        return {"results": results, "edges": edges}
-
-    def _label(self, new_ids: list[str], filters: Mapping[str, Any]) -> int:
-        """LLM labels for the new memories' most similar pairs, within the persisted daily budget.
-
-        Runs after the add's transaction (an HTTP call never holds the write lock) and writes
-        its edges and the budget in one transaction of its own."""
-        kb, store = self._kb, self._kb.store
-        lc = self._cg["edges"]["llm"]
-        pairs: list[tuple[str, str, float]] = []
-        for mid in new_ids:
-            for other, w, t in store.memory_neighbours([mid], 0.0).get(mid, []):
-                if t == "TOPIC_SIMILAR" and w >= lc["min_topic_similarity"]:
-                    pairs.append((other, mid, w))
-        pairs = sorted(pairs, key=lambda p: -p[2])[: lc["max_pairs_per_insert"]]
-        if not pairs:
-            return 0
-        now_s = kb.now()
-        now = parse_iso(now_s)
-        key = scope_key({"tenant_id": filters.get("tenant_id"), "user_id": filters.get("user_id")})
-        day = now_s[:10]
-        state = store.memory_llm_budget(key)
-        used = state[1] if state and state[0] == day else 0
-        cooldown = state[2] if state else None
-        if cooldown and parse_iso(cooldown) > now:
-            return 0
-        if used >= lc["daily_token_budget"]:
-            with store.transaction():
-                until = iso(now + timedelta(seconds=lc["cooldown_seconds"]))
-                store.set_memory_llm_budget(key, day, used, until)
-                store.append_event("memory.llm_budget_spent", key, now_s, {"tokens": used, "cooldown_until": until})
-            return 0
-        rows = store.get_memories([p[0] for p in pairs] + [p[1] for p in pairs])
-        try:
-            labels, tokens = _memory_llm(kb).label_pairs(
-                [(rows[a]["text"], rows[b]["text"]) for a, b, _ in pairs])
-        except (LLMError, InvalidInput) as exc:  # an optional extra: the memory itself is kept
-            kb.warn(f"memory edge labelling skipped: {exc}")
-            return 0
-        new = [(edge_id(b, lab, a), b, a, lab, round(conf, 4), now_s)
-               for (a, b, _), got in zip(pairs, labels) if got
-               for lab, conf in [got] if lab in LLM_TYPES and conf >= lc["min_confidence"]]
-        with store.transaction():
-            n = store.insert_memory_edges(new)
-            used += tokens
-            until = iso(now + timedelta(seconds=lc["cooldown_seconds"])) if used >= lc["daily_token_budget"] else None
-            store.set_memory_llm_budget(key, day, used, until)
-            store.append_event("memory.labelled", new_ids[0], now_s,
-                               {"pairs": len(pairs), "edges": n, "tokens": tokens, "day_tokens": used})
-        return n
+            edges += label_new_memories(kb, [r.id for r in results], filters, self._cg["edges"]["llm"])
+        return MemoriesAdded(results, edges)
 
     def _require(self, memory_id: Any) -> dict[str, Any]:
         if not isinstance(memory_id, str) or not memory_id.strip():
@@ -268,7 +222,7 @@ class Memory:
                            "`graphmem memory list --user ...`")
         return row
 
-    def update(self, memory_id: str, text: str, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def update(self, memory_id: str, text: str, metadata: Mapping[str, Any] | None = None) -> MemoryUpdated:
         """Replace a memory's text (and metadata, when given). The old text stays as an archived
         version node ``<id>~v<n>`` linked by UPDATED_FROM, and in :meth:`history`."""
         kb, store = self._kb, self._kb.store
@@ -293,9 +247,9 @@ class Memory:
             n += self._link(fresh, None, now)
             store.add_memory_version(memory_id, row["version"] + 1, "UPDATE", row["text"], text, now)
             store.append_event("memory.updated", memory_id, now, {"version": row["version"] + 1, "previous": old_id})
-        return {"id": memory_id, "memory": text, "event": "UPDATE", "previous_version": old_id, "edges": n}
+        return MemoryUpdated(memory_id, text, old_id, n)
 
-    def delete(self, memory_id: str) -> dict[str, Any]:
+    def delete(self, memory_id: str) -> MemoryDeleted:
         """Delete a memory, its old versions and its edges (its history stays readable)."""
         kb, store = self._kb, self._kb.store
         row = self._require(memory_id)
@@ -307,7 +261,7 @@ class Memory:
                     edges += store.delete_memory(f"{memory_id}~v{v}")
             store.add_memory_version(memory_id, row["version"], "DELETE", row["text"], None, now)
             store.append_event("memory.deleted", memory_id, now, {"edges": edges})
-        return {"id": memory_id, "event": "DELETE", "edges": edges}
+        return MemoryDeleted(memory_id, edges)
 
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                    tenant_id: str | None = None, *, everything: bool = False) -> dict[str, Any]:
@@ -345,13 +299,13 @@ class Memory:
 
     # -- reading --------------------------------------------------------------------------------
 
-    def get(self, memory_id: str) -> dict[str, Any]:
+    def get(self, memory_id: str) -> MemoryRecord:
         """One memory (NotFound when absent)."""
-        return _out(self._require(memory_id))
+        return MemoryRecord.from_row(self._require(memory_id))
 
     def get_all(self, filters: Mapping[str, Any] | None = None, limit: int = 100, *, user_id: str | None = None,
                 agent_id: str | None = None, run_id: str | None = None, tenant_id: str | None = None,
-                include_archived: bool = False) -> dict[str, Any]:
+                include_archived: bool = False) -> MemoryList:
         """Memories of a scope, oldest said first: ``{"results": [...]}``. ``filters`` may hold
         the scope fields (as in mem0's ``filters={"user_id": ...}``)."""
         if not isinstance(filters, (Mapping, type(None))):
@@ -366,16 +320,16 @@ class Memory:
         scope = scope_filters(**merged)
         require_scope(scope, self._cfg["require_scope"], "get_all")
         rows = self._kb.store.list_memories(scope, include_archived, _positive_int(limit, "limit"))
-        return {"results": [_out(r) for r in rows]}
+        return MemoryList([MemoryRecord.from_row(r) for r in rows])
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(self, memory_id: str) -> list[MemoryVersion]:
         """What happened to a memory (ADD, UPDATE with old and new text, DELETE), oldest first."""
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidInput(f"memory id: expected a non-empty string, got {memory_id!r}")
         rows = self._kb.store.memory_versions(memory_id)
         if not rows:
             raise NotFound(f"no memory with id '{memory_id}' (nor any history of one)")
-        return rows
+        return [MemoryVersion.from_row(r) for r in rows]
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -398,7 +352,7 @@ class Memory:
         use_context_graph: bool | None = None,
         include_archived: bool = False,
         strategy: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> MemorySearch:
         """Seeds (dense + BM25 in the scope) -> expand (``strategy`` bfs or ppr, default from
         config) -> rerank. Returns ``{"results": [...], "subgraph": [...]}`` (subgraph only when
         it has edges: those among the results and on the paths that led to them)."""
@@ -424,19 +378,11 @@ class Memory:
         results = []
         for mid in ranked.ids:
             r = ranked.rows[mid]
-            p = ranked.parts[mid]
-            results.append({
-                "id": mid, "memory": r["text"], "score": round(ranked.score[mid], 6), "metadata": r["metadata"],
-                "user_id": r["user_id"], "agent_id": r["agent_id"], "run_id": r["run_id"],
-                "tenant_id": r["tenant_id"], "timestamp": r["said_at"], "created_at": r["created_at"],
-                "context_graph": {k: p[k] for k in ("dense", "lexical", "graph", "frequency", "personal",
-                                                      "success", "was_seed", "relevance")},
-            })
-        out: dict[str, Any] = {"results": results}
-        if use_graph and ranked.ids:
-            sub = self._subgraph(ranked.ids, ranked.parent)
-            if sub:
-                out["subgraph"] = sub
+            results.append(MemoryHit(
+                mid, r["text"], round(ranked.score[mid], 6), r["metadata"], r["user_id"], r["agent_id"],
+                r["run_id"], r["tenant_id"], r["said_at"], r["created_at"], MemoryScores.from_parts(ranked.parts[mid])))
+        sub = self._subgraph(ranked.ids, ranked.parent) if use_graph and ranked.ids else []
+        out = MemorySearch(results, sub or None)
         if ranked.ids:
             # Use counts feed ranking, but a search is a read: it never waits for (or fails
             # because of) another process's writer, and a read-only knowledge base skips them.
@@ -444,7 +390,7 @@ class Memory:
             kb.store.try_write(lambda: kb.store.record_memory_use(ranked.ids, now))
         return out
 
-    def _subgraph(self, ids: list[str], parent: Mapping[str, tuple[str, str, float]]) -> list[dict[str, Any]]:
+    def _subgraph(self, ids: list[str], parent: Mapping[str, tuple[str, str, float]]) -> list[MemoryLink]:
         result = set(ids)
         pairs: set[frozenset[str]] = set()
         nodes = set(ids)
@@ -456,17 +402,18 @@ class Memory:
                 nodes.add(up)
                 here, steps = up, steps + 1
         edges = self._kb.store.memory_edges_among(sorted(nodes))
-        return [{"src": s, "dst": d, "type": t, "weight": round(w, 4)} for s, d, t, w in edges
+        return [MemoryLink(s, d, t, round(w, 4)) for s, d, t, w in edges
                 if (s in result and d in result) or frozenset((s, d)) in pairs]
 
     # -- decay and feedback ---------------------------------------------------------------------
 
-    def tick_decay(self) -> dict[str, int]:
+    def tick_decay(self) -> DecayReport:
         """Decay relevances and edge weights now; prune weak edges; archive faded, unlinked
         memories. Returns ``{"decayed", "pruned", "archived"}``."""
-        return tick(self._kb.ctx)
+        done = tick(self._kb.ctx)
+        return DecayReport(done["decayed"], done["pruned"], done["archived"])
 
-    def _mark(self, memory_id: str, delta: float, up: bool) -> dict[str, Any]:
+    def _mark(self, memory_id: str, delta: float, up: bool) -> MemoryRelevance:
         kb, store = self._kb, self._kb.store
         row = self._require(memory_id)
         delta = _delta(delta)
@@ -484,18 +431,18 @@ class Memory:
                                      row["archived"] and not up)
             store.append_event("memory.marked", memory_id, now, {"relevant": up, "delta": delta,
                                                                  "relevance": max(floor, quality)})
-        return {"id": memory_id, "relevance": round(max(floor, quality), 6), "floor": floor}
+        return MemoryRelevance(memory_id, round(max(floor, quality), 6), floor)
 
-    def mark_relevant(self, memory_id: str, delta: float = 0.25) -> dict[str, Any]:
+    def mark_relevant(self, memory_id: str, delta: float = 0.25) -> MemoryRelevance:
         """Raise a memory's relevance by ``delta`` (restoring it if archived); ``delta`` also
         becomes its floor."""
         return self._mark(memory_id, delta, True)
 
-    def mark_irrelevant(self, memory_id: str, delta: float = 0.25) -> dict[str, Any]:
+    def mark_irrelevant(self, memory_id: str, delta: float = 0.25) -> MemoryRelevance:
         """Lower a memory's relevance by ``delta``."""
         return self._mark(memory_id, delta, False)
 
-    def feedback(self, memory_id: str, query: str, helpful: bool) -> dict[str, Any]:
+    def feedback(self, memory_id: str, query: str, helpful: bool) -> MemoryFeedback:
         """Record whether a memory helped for a query (feeds the personal / success terms)."""
         kb, store = self._kb, self._kb.store
         self._require(memory_id)
@@ -507,14 +454,14 @@ class Memory:
         with store.transaction():
             store.add_memory_feedback(memory_id, query, helpful, now)
             store.append_event("memory.feedback", memory_id, now, {"query": query, "helpful": helpful})
-        return {"id": memory_id, "helpful": helpful}
+        return MemoryFeedback(memory_id, helpful)
 
     # -- maintenance ----------------------------------------------------------------------------
 
     def backfill_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
                                run_id: str | None = None, tenant_id: str | None = None,
                                batch_size: int = 500, on_progress: Callable[[int, int], None] | None = None
-                               ) -> dict[str, int]:
+                               ) -> Backfilled:
         """Link memories stored while the context graph was off (or after a reset), in the order
         they were said; idempotent. Each batch is one transaction (``on_progress(done, total)`` after
         each). Returns ``{"nodes", "edges"}``."""
@@ -549,10 +496,10 @@ class Memory:
                     store.append_event("memory.backfilled", "memory", now, {**filters, "nodes": nodes, "edges": edges})
             if on_progress:
                 on_progress(nodes, len(rows))
-        return {"nodes": nodes, "edges": edges}
+        return Backfilled(nodes, edges)
 
     def reset_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
-                            run_id: str | None = None, tenant_id: str | None = None) -> dict[str, int]:
+                            run_id: str | None = None, tenant_id: str | None = None) -> GraphReset:
         """Remove the automatic and LLM edges between memories (of a scope, or all); memories,
         their history links (UPDATED_FROM) and mentions stay."""
         kb, store = self._kb, self._kb.store
@@ -561,13 +508,13 @@ class Memory:
         with store.transaction():
             n = store.delete_memory_edges(filters, keep_types=("UPDATED_FROM",))
             store.append_event("memory.graph_reset", "memory", now, {**filters, "edges": n})
-        return {"edges": n}
+        return GraphReset(n)
 
     def stats(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-              tenant_id: str | None = None) -> dict[str, Any]:
+              tenant_id: str | None = None) -> MemoryStats:
         """Counts of memories, archived memories, edges by type and mentions (of a scope, or all)."""
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
-        out = self._kb.store.memory_stats(filters)
-        out["last_decay"] = self._kb.store.get_meta(LAST_TICK_KEY)
-        out["embeddings"] = self._kb.embeddings.stored_model()
-        return out
+        counts = self._kb.store.memory_stats(filters)
+        return MemoryStats(counts["memories"], counts["archived"], counts["edges"], counts["edge_types"],
+                           counts["mentions"], self._kb.store.get_meta(LAST_TICK_KEY),
+                           self._kb.embeddings.stored_model())

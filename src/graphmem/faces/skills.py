@@ -17,9 +17,10 @@ from ..skills.index import VERSION_KEY, SkillIndex, embed_text
 from ..skills.prompt import PromptBlock, render_block
 from ..skills.retrieve import SKILL_PRESETS, SkillHit, SkillSearchConfig, retrieve_skills
 from ..validate import checked_inputs
+from .results import SkillDetail, SkillLink, SkillNeighbours, SkillsInfo
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from .host import FaceHost
 
 __all__ = ["Skills"]
 
@@ -29,7 +30,7 @@ class Skills:
     """``kb.skills``: build an index over SKILL.md folders, retrieve the skills a message needs,
     render them for a prompt, show one in full."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
         self._index: SkillIndex | None = None
         self._lock = threading.Lock()
@@ -140,7 +141,7 @@ class Skills:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def get(self, skill_id: str) -> dict[str, Any]:
+    def get(self, skill_id: str) -> SkillDetail:
         """One skill with its front matter and body."""
         row = self._kb.store.get_skill_row(skill_id)
         if row is None:
@@ -155,42 +156,40 @@ class Skills:
             raise NotFound(f"no skill '{skill_id}'; list them with `graphmem skills info` or search with "
                            "`graphmem skills query TEXT`")
         meta = json.loads(row["meta"])
-        return {"id": row["skill_id"], "name": row["name"], "description": row["description"],
-                "category": row["category"], "tags": json.loads(row["tags"]), "triggers": json.loads(row["triggers"]),
-                "related": json.loads(row["related"]), "path": row["path"], "root": row["root"],
-                "front_matter": meta.get("front_matter", {}), "warnings": meta.get("warnings", []),
-                "body": row["body"], "sha256": row["sha256"], "updated_at": row["updated_at"]}
+        return SkillDetail(row["skill_id"], row["name"], row["description"], row["category"], json.loads(row["tags"]),
+                           json.loads(row["triggers"]), json.loads(row["related"]), row["path"], row["root"],
+                           meta.get("front_matter", {}), meta.get("warnings", []), row["body"], row["sha256"],
+                           row["updated_at"])
 
     def show(self, skill_id: str) -> str:
         """The full SKILL.md text from disk, or the stored copy when the file is gone, is now a
         symlink (never read through) or is over ``[skills] max_skill_kb``."""
         skill = self.get(skill_id)
         try:
-            raw = read_skill_file(Path(skill["path"]), max_skill_bytes(self._kb.config["skills"]))
+            raw = read_skill_file(Path(skill.path), max_skill_bytes(self._kb.config["skills"]))
             return raw.decode("utf-8", errors="replace")
         except (OSError, TooBig, NotRegular):
-            fm = json.dumps(skill["front_matter"], ensure_ascii=False)
-            return f"---\n# (file not readable; stored copy)\n{fm}\n---\n{skill['body']}"
+            fm = json.dumps(skill.front_matter, ensure_ascii=False)
+            return f"---\n# (file not readable; stored copy)\n{fm}\n---\n{skill.body}"
 
-    def neighbours(self, skill_id: str) -> dict[str, Any]:
+    def neighbours(self, skill_id: str) -> SkillNeighbours:
         """A skill and its linked skills by edge type (strongest first)."""
         idx = self.index()
         i = idx.by_id.get(skill_id)
         if i is None:
-            skill_id = self.get(skill_id)["id"]  # by name, or NotFound
+            skill_id = self.get(skill_id).id  # by name, or NotFound
             i = idx.by_id[skill_id]
-        out: dict[str, list[dict[str, Any]]] = {}
+        out: dict[str, list[SkillLink]] = {}
         for j, w, typ in sorted(idx.adjacency.get(i, ()), key=lambda t: (t[2], -t[1], idx.entries[t[0]].id)):
             e = idx.entries[j]
-            out.setdefault(typ, []).append({"id": e.id, "name": e.name, "weight": round(w, 4)})
+            out.setdefault(typ, []).append(SkillLink(e.id, e.name, round(w, 4)))
         e = idx.entries[i]
-        return {"id": e.id, "name": e.name, "category": e.category, "edges": out}
+        return SkillNeighbours(e.id, e.name, e.category, out)
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> SkillsInfo:
         """Counts, categories, edges by type and related names that name no skill."""
         idx = self.index()
         edges = Counter(t for s, t, d, _, _ in self._kb.store.skill_edges())
         cats = Counter(e.category for e in idx.entries)
-        return {"skills": len(idx), "roots": self._kb.store.skill_root_list(), "categories": dict(cats.most_common()),
-                "edges": dict(edges), "unresolved_related": unresolved_related(idx),
-                "with_vectors": idx.vectors is not None}
+        return SkillsInfo(len(idx), self._kb.store.skill_root_list(), dict(cats.most_common()), dict(edges),
+                          unresolved_related(idx), idx.vectors is not None)

@@ -19,7 +19,7 @@ from ..models import Page
 from ..text import normalize_name
 from ..validate import checked_inputs
 from ..wiki.core import PageWrite, Plan, WikiCore
-from ..wiki.files import exists, lstat, read_bytes, tail_lines
+from ..wiki.files import exists, read_bytes, tail_lines
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
@@ -34,9 +34,22 @@ from ..wiki.pagewrite import (
 )
 from ..wiki.regen import regenerate
 from ..wiki.slugs import category_slug, check_text, page_path, slugify, unique_slug
+from .results import (
+    Backlink,
+    LinkFrom,
+    LintReport,
+    LogEntry,
+    PageDeleted,
+    PageHit,
+    PageInfo,
+    PageRead,
+    PageWritten,
+    SyncReport,
+)
+from .wiki_checks import check_count, stat_key
 
 if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+    from .host import FaceHost
 
 __all__ = ["Wiki"]
 
@@ -47,7 +60,7 @@ _LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
 class Wiki:
     """The wiki face of a knowledge base."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
         self._core = WikiCore(kb.ctx)
         self._read_sync_warned: set[str] = set()
@@ -71,7 +84,7 @@ class Wiki:
         tags: Sequence[str] | None = None,
         source_documents: Sequence[str] | None = None,
         allow_empty: bool = False,
-    ) -> dict[str, Any]:
+    ) -> PageWritten:
         """Create or replace the page ``title`` of ``category``; returns ``{slug, category,
         path, title, summary, created, ...}``.
 
@@ -139,8 +152,7 @@ class Wiki:
 
         plan = self._core.apply(make_plan)
         page = plan.saved[0]
-        out = self._page_out(page)
-        out["created"] = plan.writes[0].op == "write"
+        out = PageWritten(self._page_out(page), plan.writes[0].op == "write")
         if absorbed:
             self.flush(label=f"{page.category}/{page.slug} replaces {absorbed[0].category}/{absorbed[0].slug}")
         self._refresh_linked(page)
@@ -178,7 +190,7 @@ class Wiki:
             self.flush(label=f"cross reference to {page.category}/{page.slug}")
 
     def delete_page(self, category: str | None = None, title: str | None = None, *,
-                    slug: str | None = None) -> dict[str, Any]:
+                    slug: str | None = None) -> PageDeleted:
         """Delete a page (by category and title, or by slug): its file, index entry and links
         from it. Links to it from other pages become broken links (lint reports them)."""
         page = self._find(category, title, slug)
@@ -190,16 +202,15 @@ class Wiki:
             return Plan(deletes=[current], log=[f"delete | {current.category}/{current.slug} — {current.title}"])
 
         self._core.apply(make_plan)
-        return {"slug": page.slug, "category": page.category, "path": str(self._core.abspath(page.path)),
-                "deleted": True}
+        return PageDeleted(page.slug, page.category, str(self._core.abspath(page.path)))
 
     # -- reading ------------------------------------------------------------------------------
 
-    def read_page(self, category: str, title: str) -> dict[str, Any]:
+    def read_page(self, category: str, title: str) -> PageRead:
         """A page by category and title: front matter, body (as in the file), links, backlinks."""
         return self._read(self._find(category, title, None))
 
-    def read_page_by_slug(self, slug: str) -> dict[str, Any]:
+    def read_page_by_slug(self, slug: str) -> PageRead:
         """A page by slug (``memory-leak``)."""
         return self._read(self._find(None, None, slug))
 
@@ -265,60 +276,56 @@ class Wiki:
                            f"`graphmem wiki list --category {cat}`")
         return page
 
-    def _page_out(self, page: Page) -> dict[str, Any]:
-        return {"slug": page.slug, "category": page.category, "title": page.title,
-                "path": str(self._core.abspath(page.path)), "summary": page.summary, "tags": page.tags,
-                "updated": page.updated_at, "created_at": page.created_at}
+    def _page_out(self, page: Page) -> PageInfo:
+        return PageInfo(page.slug, page.category, page.title, str(self._core.abspath(page.path)), page.summary,
+                        page.tags, page.updated_at, page.created_at)
 
-    def _read(self, page: Page) -> dict[str, Any]:
+    def _read(self, page: Page) -> PageRead:
         raw = read_bytes(self.dir, self._core.abspath(page.path))
         if raw is None:
             raise NotFound(f"page '{page.slug}': its file {page.path} is gone; run `graphmem wiki sync`")
         fm, body, _, _ = split_front_matter(raw.decode("utf-8", errors="replace"))
-        out = self._page_out(page)
-        out.update(front_matter=fm, content=body,
-                   links=[ln.to_dict() for ln in self._kb.store.page_links_of(page.slug)],
-                   backlinks=[{"slug": s, "line": n} for s, n in self._kb.store.page_backlinks(page.slug, 200)])
-        return out
+        return PageRead(self._page_out(page), fm, body, list(self._kb.store.page_links_of(page.slug)),
+                        [LinkFrom(s, n) for s, n in self._kb.store.page_backlinks(page.slug, 200)])
 
     def list_pages(self, category: str | None = None, limit: int | None = None, offset: int = 0
-                   ) -> list[dict[str, Any]]:
+                   ) -> list[PageInfo]:
         """Pages by category and title: ``[{slug, category, title, path, summary, tags, updated}]``."""
         cat = category_slug(category) if category is not None else None
-        _check_count("limit", limit, allow_none=True)
-        _check_count("offset", offset)
+        check_count("limit", limit, allow_none=True)
+        check_count("offset", offset)
         self._sync_for_read()
         return [self._page_out(p) for p in self._kb.store.list_pages(cat, limit, offset)]
 
-    def search_wiki(self, query: str, k: int = 10, category: str | None = None) -> list[dict[str, Any]]:
+    def search_wiki(self, query: str, k: int = 10, category: str | None = None) -> list[PageHit]:
         """Full-text search (BM25, title weighted) over pages:
         ``[{slug, category, path, title, snippet, score}]``, best first."""
         if not isinstance(query, str):
             raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
-        _check_count("k", k)
+        check_count("k", k)
         cat = category_slug(category) if category is not None else None
         store = self._kb.store
         self._sync_for_read()
         hits = store.search_pages(query, k, cat)
         # A hit whose file changed since it was indexed is re-indexed and the search re-run.
-        stale = [p.path for p, _, _ in hits if _stat_key(self.dir, self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
+        stale = [p.path for p, _, _ in hits if stat_key(self.dir, self._core.abspath(p.path)) != (p.size, p.mtime_ns)]
         if stale and not store.read_only:
             self._sync_for_read(stale, periodic=False)
             hits = store.search_pages(query, k, cat)
-        return [{"slug": p.slug, "category": p.category, "path": str(self._core.abspath(p.path)), "title": p.title,
-                 "snippet": snip, "score": score} for p, score, snip in hits]
+        return [PageHit(p.slug, p.category, str(self._core.abspath(p.path)), p.title, snip, score)
+                for p, score, snip in hits]
 
-    def backlinks(self, slug: str) -> list[dict[str, Any]]:
+    def backlinks(self, slug: str) -> list[Backlink]:
         """Pages linking to ``slug`` (``dispatch-api`` or ``entity/dispatch-api``; it need not
         exist): ``[{slug, title, category, line}]``."""
         s = check_text("slug", slug, 200).lower().rpartition("/")[2]
         store = self._kb.store
         links = store.page_backlinks(s)
         pages = store.pages_by_slug(src for src, _ in links)
-        return [{"slug": src, "line": line, "title": pages[src].title if src in pages else src,
-                 "category": pages[src].category if src in pages else None} for src, line in links]
+        return [Backlink(src, line, pages[src].title if src in pages else src,
+                         pages[src].category if src in pages else None) for src, line in links]
 
-    def pages_about(self, entity: str, limit: int = 100) -> list[dict[str, Any]]:
+    def pages_about(self, entity: str, limit: int = 100) -> list[PageInfo]:
         """Pages that discuss an entity: its own page and every page linking to it (by its
         page's slug or the slug of its name or an alias)."""
         node = self._kb.graph.find(entity)
@@ -334,23 +341,22 @@ class Wiki:
         pages = store.pages_by_slug(slugs)
         return [self._page_out(pages[s]) for s in slugs if s in pages][:limit]
 
-    def get_log(self, last_n: int = 20) -> list[dict[str, Any]]:
+    def get_log(self, last_n: int = 20) -> list[LogEntry]:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
-        _check_count("last_n", last_n)
+        check_count("last_n", last_n)
         lines = tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
         out = []
         for line in lines:
             m = _LOG_LINE.match(line)
             if m:
                 target, _, summary = m.group("rest").partition(" — ")
-                out.append({"timestamp": m.group("ts"), "operation": m.group("op"), "target": target.strip(),
-                            "summary": summary.strip(), "line": line})
+                out.append(LogEntry(m.group("ts"), m.group("op"), target.strip(), summary.strip(), line))
         return out
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
-    def sync(self) -> dict[str, Any]:
+    def sync(self) -> SyncReport:
         """Re-index pages edited, added or deleted by hand (by stat, then content hash), and
         regenerate generated pages left pending by an interrupted ingest."""
         res = self._core.sync(sweep=True)
@@ -366,10 +372,10 @@ class Wiki:
                     body = split_front_matter(raw.decode("utf-8", errors="replace"))[1]
                     self.write_page(page.category, page.title, body, allow_empty=True)
         regen = self.flush(retry_failed=True)
-        res["regenerated"], res["failed"] = regen["pages"], regen["failed"]
-        return res
+        return SyncReport(res["indexed"], res["removed"], res["unchanged"], res["skipped"], regen["pages"],
+                          regen["failed"])
 
-    def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> dict[str, Any]:
+    def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> LintReport:
         """Lint the wiki (no sync first). ``fix=True`` repairs what is mechanical — index
         orphans, drop missing entries, rewrite index.md, add missing cross references;
         ``create_stubs=True`` also creates stub pages for broken links — and returns the
@@ -381,14 +387,14 @@ class Wiki:
             report = lint_report(self._core)
             report["fixed"] = done
         if not (fix or create_stubs):
-            return report  # a check writes nothing: no log.md line, no event
+            return LintReport.from_report(report)  # a check writes nothing: no log.md line, no event
         counts = {k: (sum(len(v) for v in report[k].values()) if isinstance(report[k], dict) else len(report[k]))
                   for k in report if k not in ("problems", "fixed")}
         self._core.apply(lambda: Plan(log=[f"lint | wiki — {report['problems']} problems"
                                            + (" after fixes" if fix else "")],
                                       events=[("wiki.lint", "wiki", {"problems": report["problems"], **counts,
                                                                      "fix": bool(fix)})]))
-        return report
+        return LintReport.from_report(report)
 
     def close(self) -> None:
         """Regenerate pages still marked (``wiki.regenerate = "deferred"``); called by
@@ -488,18 +494,3 @@ class Wiki:
         failed = {f["key"] for f in res["failed"]}
         self._failed = failed if retry_failed else self._failed | failed
         return res
-
-
-def _stat_key(root: Path, path: Path) -> tuple[int, int] | None:
-    try:
-        st = lstat(root, path)
-    except GraphmemError:  # a link there: sync reports it
-        return None
-    return None if st is None else (st.st_size, st.st_mtime_ns)
-
-
-def _check_count(name: str, value: Any, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"{name}: expected a non-negative integer, got {value!r}")

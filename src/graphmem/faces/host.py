@@ -1,0 +1,40 @@
+"""What a face receives from the layer that builds it.
+
+Faces sit below ``kb.py`` and may not import it (not even for type checking). ``kb.py`` passes the
+knowledge base itself, which satisfies this protocol; once every engine function takes a
+:class:`~graphmem.context.Context`, the faces can take ``kb.ctx`` instead (it has all of this but
+``graph``, which the wiki uses to resolve an entity by name).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..context import Context
+    from ..embeddings.manager import EmbeddingManager
+    from ..store import Store
+    from .graph import Graph
+
+__all__ = ["FaceHost"]
+
+
+class FaceHost(Protocol):
+    """The open knowledge base as the faces see it."""
+
+    home: Path
+    config: Config
+    store: Store
+    ctx: Context
+    embeddings: EmbeddingManager
+    graph: Graph
+
+    def now(self) -> str:
+        """Current time, ISO-8601 UTC (the injectable clock)."""
+        ...
+
+    def warn(self, message: str) -> None:
+        """A note for the caller (also a Python warning)."""
+        ...

@@ -1,0 +1,177 @@
+"""Results of ``kb.wiki``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...models import PageLink
+from .base import Result
+
+__all__ = [
+    "PageInfo",
+    "PageWritten",
+    "LinkFrom",
+    "PageRead",
+    "PageHit",
+    "Backlink",
+    "LogEntry",
+    "PageDeleted",
+    "SyncReport",
+    "LintReport",
+]
+
+
+# -- wiki --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class PageInfo(Result):
+    """A wiki page as listed (``path`` is absolute; ``updated`` its last write)."""
+
+    slug: str
+    category: str
+    title: str
+    path: str
+    summary: str
+    tags: list[str]
+    updated: str
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "category": self.category, "title": self.title, "path": self.path,
+                "summary": self.summary, "tags": self.tags, "updated": self.updated, "created_at": self.created_at}
+
+
+@dataclass(frozen=True, eq=False)
+class PageWritten(Result):
+    """``kb.wiki.write_page``: the page written, and whether it is new."""
+
+    page: PageInfo
+    created: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.page.to_dict(), "created": self.created}
+
+
+@dataclass(frozen=True, eq=False)
+class LinkFrom(Result):
+    """A page linking to the one read, and the line of the link."""
+
+    slug: str
+    line: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "line": self.line}
+
+
+@dataclass(frozen=True, eq=False)
+class PageRead(Result):
+    """``kb.wiki.read_page``: the page with its front matter, body (as in the file), links and backlinks."""
+
+    page: PageInfo
+    front_matter: dict[str, Any]
+    content: str
+    links: list[PageLink]
+    backlinks: list[LinkFrom]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.page.to_dict(), "front_matter": self.front_matter, "content": self.content,
+                "links": [ln.to_dict() for ln in self.links], "backlinks": [b.to_dict() for b in self.backlinks]}
+
+
+@dataclass(frozen=True, eq=False)
+class PageHit(Result):
+    """A full-text hit of ``kb.wiki.search_wiki`` (raw BM25 ``score``, higher is better)."""
+
+    slug: str
+    category: str
+    path: str
+    title: str
+    snippet: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "category": self.category, "path": self.path, "title": self.title,
+                "snippet": self.snippet, "score": self.score}
+
+
+@dataclass(frozen=True, eq=False)
+class Backlink(Result):
+    """A page linking to a slug (``kb.wiki.backlinks``); ``category`` is None for a page not indexed."""
+
+    slug: str
+    line: int
+    title: str
+    category: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "line": self.line, "title": self.title, "category": self.category}
+
+
+@dataclass(frozen=True, eq=False)
+class LogEntry(Result):
+    """One line of ``log.md``, parsed."""
+
+    timestamp: str
+    operation: str
+    target: str
+    summary: str
+    line: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"timestamp": self.timestamp, "operation": self.operation, "target": self.target,
+                "summary": self.summary, "line": self.line}
+
+
+@dataclass(frozen=True, eq=False)
+class PageDeleted(Result):
+    """A page removed by ``kb.wiki.delete_page`` (``path`` is where its file was)."""
+
+    slug: str
+    category: str
+    path: str
+    deleted: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "category": self.category, "path": self.path, "deleted": self.deleted}
+
+
+@dataclass(frozen=True, eq=False)
+class SyncReport(Result):
+    """``kb.wiki.sync``: pages (re)indexed and removed, files left alone (``skipped`` with the reason),
+    generated pages regenerated and those that could not be (``failed``: ``{key, error}``)."""
+
+    indexed: list[str]
+    removed: list[str]
+    unchanged: int
+    skipped: list[dict[str, Any]]
+    regenerated: int
+    failed: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"indexed": self.indexed, "removed": self.removed, "unchanged": self.unchanged,
+                "skipped": self.skipped, "regenerated": self.regenerated, "failed": self.failed}
+
+
+@dataclass(frozen=True, eq=False)
+class LintReport(Result):
+    """``kb.wiki.lint_wiki``: ``findings`` by check (``orphan_pages``, ``broken_wikilinks`` ... in the
+    order of :data:`graphmem.wiki.lint.LINT_KEYS`), the number of ``problems``, and with ``fix`` what
+    was ``fixed`` (None without)."""
+
+    findings: dict[str, Any]
+    problems: int
+    fixed: dict[str, Any] | None = None
+
+    @classmethod
+    def from_report(cls, report: Mapping[str, Any]) -> LintReport:
+        """From the lint engine's report."""
+        return cls({k: v for k, v in report.items() if k not in ("problems", "fixed")}, report["problems"],
+                   report.get("fixed"))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {**self.findings, "problems": self.problems}
+        if self.fixed is not None:
+            out["fixed"] = self.fixed
+        return out
