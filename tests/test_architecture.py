@@ -47,13 +47,6 @@ ALLOWED_UPWARD: set[tuple[str, str]] = {
     ("graphmem.memory.search", "graphmem.kb"),
     ("graphmem.memory.dense", "graphmem.kb"),
     ("graphmem.skills.retrieve", "graphmem.kb"),
-    # "faces" drops the faces' TYPE_CHECKING import of KnowledgeBase.
-    ("graphmem.faces.documents", "graphmem.kb"),
-    ("graphmem.faces.events", "graphmem.kb"),
-    ("graphmem.faces.graph", "graphmem.kb"),
-    ("graphmem.faces.memory", "graphmem.kb"),
-    ("graphmem.faces.skills", "graphmem.kb"),
-    ("graphmem.faces.wiki", "graphmem.kb"),
 }
 ALLOWED_NAMES = {"graphmem.retrieval.search", "graphmem.retrieval.graph_query", "graphmem.memory.search",
                  "graphmem.memory.dense", "graphmem.skills.retrieve"}

@@ -173,7 +173,7 @@ def _violations(skill: Any) -> list[str]:
 def skills_info(ctx: click.Context, as_json: bool) -> None:
     """Counts, categories, edges by type, unresolved related names and Agent Skills spec violations."""
     kb = _open(ctx)
-    info = kb.skills.info()
+    info = kb.skills.info().to_dict()  # a face result is read-only; the CLI adds the spec check
     info["spec_violations"] = {e.id: v for e in kb.skills.index().entries
                                if (v := _violations(kb.skills.get(e.id)))}
     _emit(info, as_json, _info)

@@ -15,10 +15,17 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..context import Context
     from ..embeddings.manager import EmbeddingManager
+    from ..models import Node
     from ..store import Store
-    from .graph import Graph
 
-__all__ = ["FaceHost"]
+__all__ = ["FaceHost", "EntityFinder"]
+
+
+class EntityFinder(Protocol):
+    """What the wiki needs of the graph face (a protocol, so faces/graph.py and this module do not
+    import each other)."""
+
+    def find(self, name_or_id: str) -> Node | None: ...
 
 
 class FaceHost(Protocol):
@@ -29,7 +36,7 @@ class FaceHost(Protocol):
     store: Store
     ctx: Context
     embeddings: EmbeddingManager
-    graph: Graph
+    graph: EntityFinder
 
     def now(self) -> str:
         """Current time, ISO-8601 UTC (the injectable clock)."""
