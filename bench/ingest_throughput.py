@@ -38,7 +38,7 @@ def run(corpus: Path, extractor: str, model: str, limit: int | None, wiki: bool)
             cfg["wiki"] = {"auto_pages": wiki}
         kb = graphmem.open(Path(tmp) / "kb", config=cfg)
         if model != "none":
-            kb.embeddings.embedder  # load the model before timing (model load is not ingest)
+            _ = kb.embeddings.embedder  # load the model before timing (model load is not ingest)
         marks: list[tuple[float, int]] = []
         t0 = time.perf_counter()
         s = kb.ingest_paths([src], extractor=extractor,

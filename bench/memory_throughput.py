@@ -138,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
           "| no graph p50 / p95 | decay pass s | db MB |\n|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         s = r["search"]
-        cell = lambda m: f"{s[m]['p50_ms']} ({s[m]['cpu_p50_ms']}) / {s[m]['p95_ms']}"  # noqa: E731
-        print(f"| {r['memories']:,} | {r['add_p50_ms']} ({r['add_cpu_p50_ms']}) | {r['add_p95_ms']} | {r['adds_per_s']} | "
+        cell = lambda m, s=s: f"{s[m]['p50_ms']} ({s[m]['cpu_p50_ms']}) / {s[m]['p95_ms']}"  # noqa: E731
+        print(f"| {r['memories']:,} | {r['add_p50_ms']} ({r['add_cpu_p50_ms']}) | {r['add_p95_ms']} "
+              f"| {r['adds_per_s']} | "
               f"{cell('bfs')} | {cell('ppr')} | {cell('no graph')} | {r['decay_tick_s']} | {r['db_mb']} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"embeddings": spec, "rows": rows}, indent=2), encoding="utf-8")

@@ -58,7 +58,8 @@ def section_processes(procs: int, writes: int) -> dict[str, Any]:
             "busy_gave_up": res["busy"], "integrity": res["integrity"], "evidence_consistent":
             res["provenance"]["consistent"], "wiki_disagreements": sum(len(v) for v in res["wiki"].values()),
             "temp_files": len(res["temp_files"]), "reads": res["reads"], "read_failures": len(res["read_failures"]),
-            "unexpected_errors": len(res["unexpected_errors"]), "problems": problems(res), "elapsed_s": round(elapsed, 1)}
+            "unexpected_errors": len(res["unexpected_errors"]), "problems": problems(res),
+            "elapsed_s": round(elapsed, 1)}
 
 
 def section_kills(trials: int, docs: int) -> dict[str, Any]:

@@ -33,8 +33,9 @@ CONFIG = {"embeddings": {"model": "none"}}
 
 # Strings a stranger controls, the nasty ones first: surrogates, NUL, FTS operators, paths,
 # front matter that bombs or recurses, impossible dates, deep nesting, punctuation only.
-ALIAS_BOMB = "---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" \
-             "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n" \
+ALIAS_BOMB = "---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n" \
+             "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n" \
+             "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n" \
              "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n---\nbody\n"
 HOSTILE = [
     "", " ", "\n", "!!!", "???", "---", "\ud800", "a\udfffb", "a\x00b", "\x1b[31mred", "'\"*:()^-", "NEAR(a b)",
@@ -204,7 +205,8 @@ def run(calls: int, seed: int = 1) -> dict[str, Any]:
             "crashes": len(crashes),
             "slowest_call_s": slowest["s"] if slowest else None, "slowest_call": slowest["call"] if slowest else None,
             "elapsed_s": round(time.perf_counter() - t0, 1),
-            "findings": [r for r in rows if r["kind"] in ("exception", "wrote_on_failure")][:50], "hang_details": hangs[:10],
+            "findings": [r for r in rows if r["kind"] in ("exception", "wrote_on_failure")][:50],
+            "hang_details": hangs[:10],
             "crash_details": crashes[:10],
             "unexpected_types": dict(Counter(f"{r['call']}: {r['type']}" for r in rows if r["kind"] == "exception"))}
 

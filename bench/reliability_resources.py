@@ -41,7 +41,8 @@ STATIC_MODEL = HERE.parent.parent / "shared" / "models" / "minilm-static-256"
 _NAMES = ["Redis", "Kafka", "PgBouncer", "Route Planner", "Tracker Service", "ledger-db", "API Gateway",
           "Billing Worker", "S3", "Postgres", "Nginx", "Auth Service", "Search Index", "Cache Layer"]
 _VERBS = ["uses", "depends on", "calls", "feeds", "reads from", "writes to", "causes", "contains"]
-_WORDS = ["the", "system", "memory", "request", "latency", "queue", "worker", "pool", "connection", "timeout", "error", "retry", "buffer", "disk", "node", "cluster"]
+_WORDS = ["the", "system", "memory", "request", "latency", "queue", "worker", "pool", "connection", "timeout",
+          "error", "retry", "buffer", "disk", "node", "cluster"]
 
 
 def _sentence(r: random.Random) -> str:
@@ -212,7 +213,8 @@ def main() -> None:
                 label, size = "many tiny files", f"{int(sizes['c']):,} files"
             elif case == "d":
                 _write_skill(data, int(sizes["d"] * 1e6))
-                label, size = "big SKILL.md (skills build)", f"{(data / 'huge-skill' / 'SKILL.md').stat().st_size / 1e6:.0f} MB"
+                label = "big SKILL.md (skills build)"
+                size = f"{(data / 'huge-skill' / 'SKILL.md').stat().st_size / 1e6:.0f} MB"
             else:
                 raise SystemExit(f"unknown case {case!r}: choose from abcd")
             print(f"running ({case}) {label}, {size} ...", file=sys.stderr, flush=True)

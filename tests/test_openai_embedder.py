@@ -175,7 +175,7 @@ def test_500_exhausted_before_any_answer_is_unavailable(server: FakeOpenAI) -> N
     server.replies.extend([Reply(500, {"error": {"message": "upstream overloaded"}})] * 3)
     emb = make(server)
     with pytest.raises(EmbedderUnavailable) as info:
-        emb.dim
+        _ = emb.dim
     message = str(info.value)
     assert message.startswith("embedding model openai:test-embedder: ")
     assert "failed after 3 attempts: HTTP 500: upstream overloaded" in message
@@ -217,8 +217,9 @@ def test_unreachable_server_is_unavailable() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     emb = OpenAIEmbedder("m", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, timeout=2.0, backoff_base=0.0)
-    with pytest.raises(EmbedderUnavailable, match=rf"cannot reach http://127.0.0.1:{port}/v1/embeddings .*server running"):
-        emb.dim
+    unreachable = rf"cannot reach http://127.0.0.1:{port}/v1/embeddings .*server running"
+    with pytest.raises(EmbedderUnavailable, match=unreachable):
+        _ = emb.dim
 
 
 # ------------------------------------------------------------------ configuration

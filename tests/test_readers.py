@@ -16,7 +16,8 @@ def _read(mod, path: Path, content: bytes, doc_id="x"):
 
 
 def test_markdown_front_matter_and_title(tmp_path):
-    md = b"---\ntitle: Dispatch API\ntags: [api, core]\nowner: team-a\nreviewed: 2026-01-02\n---\n# Heading\nBody text.\n"
+    md = (b"---\ntitle: Dispatch API\ntags: [api, core]\nowner: team-a\nreviewed: 2026-01-02\n---\n"
+          b"# Heading\nBody text.\n")
     [doc] = _read(markdown, tmp_path / "d.md", md)
     assert doc.title == "Dispatch API"
     assert doc.metadata["tags"] == ["api", "core"] and doc.metadata["owner"] == "team-a"

@@ -12,8 +12,9 @@ expands and lenient about what it keeps:
   that does not exist, ``2024-02-30``, is text too), so metadata stays JSON.
 - **JSON data only.** Mappings with string keys (other scalar keys are written as JSON writes
   them: ``1`` -> ``"1"``, ``true`` -> ``"true"``, ``null`` -> ``"null"``), lists, strings,
-  finite numbers, booleans, null (a ``!!set`` becomes the sorted list of its members). A value YAML cannot turn into one of these (``!!int abc``,
-  ``.inf``, ``!!binary``, an integer of 5,000 digits) is kept as its text.
+  finite numbers, booleans, null (a ``!!set`` becomes the sorted list of its members). A value
+  YAML cannot turn into one of these (``!!int abc``, ``.inf``, ``!!binary``, an integer of 5,000
+  digits) is kept as its text.
 - **One error.** Anything wrong is a :class:`FrontMatterError` with a short reason and the
   line (within the front matter) where known; callers turn it into a warning for that one
   file, and the file is read without its front matter.

@@ -251,7 +251,7 @@ class KnowledgeBase:
 
     def stats(self) -> dict[str, Any]:
         """Counts of what the knowledge base holds, its size, and where it lives."""
-        out = self.store.stats()
+        out: dict[str, Any] = dict(self.store.stats())
         out["home"] = str(self.home)
         out["backend"] = self.store.backend
         out["migrations"] = self.store.applied_migrations()

@@ -300,7 +300,7 @@ _FRAGMENTS = ['{"id": "a", "text": "Alpha."}', '{"text": ', "[", "]", "{", "}", 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
 def test_bulk_reader_only_reports_bad_input(tmp_path, suffix):
-    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("hypothesis")
     from hypothesis import given
     from hypothesis import strategies as st
 

@@ -25,9 +25,9 @@ from .config import config as config_group
 from .mcp import mcp as mcp_group
 from .memory import memory as memory_group
 from .model_folder import absolute_spec
-from .serve import serve as serve_command
 from .outcome import EXIT_CODES_HELP, ingest_outcome
 from .progress import _Progress, _progress_mode
+from .serve import serve as serve_command
 from .shared_options import add_shared_options
 from .skills import skills as skills_group
 from .wiki import wiki as wiki_group

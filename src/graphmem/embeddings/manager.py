@@ -55,7 +55,7 @@ class EmbeddingManager:
         self._prefetched: dict[str, np.ndarray] = {}  # text hash -> vector, for the next writes
         # Item kinds other faces embed (skills, memories): kind -> fetch(after_rowid, limit)
         # returning ``[(rowid, item_id, text)]`` in rowid order, for reindex.
-        self._sources: dict[str, Callable[[int, int], list[tuple[int, str, str]]]] = {}
+        self._sources: dict[str, Callable[[int, int], Sequence[tuple[int, str, str]]]] = {}
         self.note: str | None = None if parsed else "embeddings are off (embeddings.model = none); " \
                                                     "searching with BM25 + graph"
         # True once the note went out as a warning (this knowledge base or an earlier one in
@@ -194,7 +194,7 @@ class EmbeddingManager:
     # -- reindex ----------------------------------------------------------------------------------
 
     def register_source(self, item_kind: str,
-                        fetch: Callable[[int, int], list[tuple[int, str, str]]]) -> None:
+                        fetch: Callable[[int, int], Sequence[tuple[int, str, str]]]) -> None:
         """Let :meth:`reindex` re-embed another item kind: ``fetch(after_rowid, limit)`` returns
         ``[(rowid, item_id, text)]`` with rowid > after_rowid, in rowid order."""
         self._sources[item_kind] = fetch
@@ -214,7 +214,7 @@ class EmbeddingManager:
         self._indexes.clear()
         done = 0
 
-        def embed_all(kind: str, fetch: Callable[[int], list[tuple[int, str, str]]]) -> int:
+        def embed_all(kind: str, fetch: Callable[[int], Sequence[tuple[int, str, str]]]) -> int:
             # Batches in row order, one transaction each: an interrupted reindex keeps what it did.
             nonlocal done
             count, after = 0, 0

@@ -34,6 +34,7 @@ from ..memory.scope import (
 )
 from ..memory.search import STRATEGIES, rank_memories
 from ..retrieval.graph_query import find_seed_entities
+from ..store.rows import MemoryRow
 from ..validate import checked_inputs
 from .memory_labels import label_new_memories, memory_llm
 from .results import (
@@ -133,7 +134,7 @@ class Memory:
         blob = self._kb.store.vectors_for("memory", [memory_id], model).get(memory_id)
         return None if blob is None else np.frombuffer(blob, dtype=np.float16).astype(np.float32)
 
-    def _link(self, mem: dict[str, Any], prev: tuple[str, str] | None, now: str,
+    def _link(self, mem: Mapping[str, Any], prev: tuple[str, str] | None, now: str,
               earlier: set[str] | None = None) -> int:
         """Edges, references and mentions of a stored memory (inside the caller's transaction)."""
         store = self._kb.store
@@ -213,7 +214,7 @@ class Memory:
             edges += label_new_memories(kb, [r.id for r in results], filters, self._cg["edges"]["llm"])
         return MemoriesAdded(results, edges)
 
-    def _require(self, memory_id: Any) -> dict[str, Any]:
+    def _require(self, memory_id: Any) -> MemoryRow:
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidInput(f"memory id: expected a non-empty string, got {memory_id!r}")
         row = self._kb.store.get_memories([memory_id]).get(memory_id)
@@ -234,7 +235,8 @@ class Memory:
         now = kb.now()
         old_id = f"{memory_id}~v{row['version']}"
         with store.transaction():
-            old = {**{k: row[k] for k in (*SCOPE_FIELDS, "scope_key", "role", "text", "metadata", "said_at")},
+            fields: Mapping[str, Any] = row  # the columns copied are named by a tuple, not literals
+            old = {**{k: fields[k] for k in (*SCOPE_FIELDS, "scope_key", "role", "text", "metadata", "said_at")},
                    "id": old_id, "created_at": now}
             store.insert_memory(old)
             store.set_memories_archived([old_id], True, now)
@@ -468,7 +470,7 @@ class Memory:
         kb, store = self._kb, self._kb.store
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
         batch_size = _positive_int(batch_size, "batch_size")
-        rows: list[dict[str, Any]] = []
+        rows: list[MemoryRow] = []
         after = 0
         while chunk := store.memories_after(filters, after, 5000):
             rows += [r for r in chunk if not r["archived"]]

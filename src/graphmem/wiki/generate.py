@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..models import Document, Edge, Node, Page, Provenance
+from ..store.rows import Claim, DocVersion
 from ..text import normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
@@ -171,7 +172,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     doc_ids = sorted({k[len(DOC):] for k in keys if k.startswith(DOC)})
     ent_ids = list(dict.fromkeys(k[len(ENT):] for k in keys if k.startswith(ENT)))
     docs = store.latest_documents(doc_ids)
-    per_doc: dict[str, tuple[list[tuple[Edge, Provenance]], list[str], list[Edge]]] = {}
+    per_doc: dict[str, tuple[list[Claim], list[str], list[Edge]]] = {}
     for doc in docs.values():
         claims = store.document_claims(doc.doc_id, doc.version, max_claims)
         ents = store.document_entity_ids(doc.doc_id, doc.version, max_ents)
@@ -191,7 +192,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     # -- entities: bounded relations, documents, conflicts -------------------------------------------
     ctx.nodes = store.get_nodes(ent_ids)
     ent_ids = [n for n in ent_ids if n in ctx.nodes]
-    per_ent: dict[str, tuple[list[Edge], bool, list[tuple[str, int]], bool, list[Edge]]] = {}
+    per_ent: dict[str, tuple[list[Edge], bool, list[DocVersion], bool, list[Edge]]] = {}
     others: set[str] = set()
     for nid in ent_ids:
         out, inc = store.strongest_edges(nid, max_rel)
@@ -332,7 +333,7 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
                      extra={"change": "created" if page is None else "recreated", "subject": subject})
 
 
-def _summary_block(ctx: _Ctx, store: Store, d: Document, claims: list[tuple[Edge, Provenance]], ents: list[str],
+def _summary_block(ctx: _Ctx, store: Store, d: Document, claims: Sequence[tuple[Edge, Provenance]], ents: list[str],
                    dropped: list[Edge], opposite: dict[str, str]) -> tuple[str, list[str]]:
     source = f" · source `{d.source}`" if d.source else ""
     lines = [f"**Document:** `{d.doc_id}` · version {d.version}{source} · {d.chunk_count} chunk"
@@ -347,7 +348,8 @@ def _summary_block(ctx: _Ctx, store: Store, d: Document, claims: list[tuple[Edge
 
 
 def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_rels: bool,
-                  ds: list[tuple[str, int]], more_docs: bool, conflicts: list[Edge], backs: list[tuple[str, int]],
+                  ds: Sequence[tuple[str, int]], more_docs: bool, conflicts: list[Edge],
+                  backs: Sequence[tuple[str, int]],
                   opposite: dict[str, str]) -> tuple[str, list[str]]:
     head = f"**Type:** {_md(node.type)}"
     if node.aliases:

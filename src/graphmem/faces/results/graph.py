@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,7 +137,7 @@ class Merged(Result):
     kept: str
     merged: str
     aliases_added: list[str]
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kept": self.kept, "merged": self.merged, "aliases_added": list(self.aliases_added),
