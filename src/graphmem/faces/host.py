@@ -36,7 +36,11 @@ class FaceHost(Protocol):
     store: Store
     ctx: Context
     embeddings: EmbeddingManager
-    graph: EntityFinder
+
+    @property
+    def graph(self) -> EntityFinder:
+        """The graph face (read-only here, so the knowledge base's ``Graph`` satisfies it)."""
+        ...
 
     def now(self) -> str:
         """Current time, ISO-8601 UTC (the injectable clock)."""
