@@ -120,11 +120,11 @@ def method_runs(kb: graphmem.KnowledgeBase, tuned: graphmem.KnowledgeBase) -> li
         return [i for i, _ in store.search_memories_fts(q, filters(user), False, k)]
 
     def dense(q: str, user: str) -> list[str]:
-        return [i for i, _ in dense_top(kb, kb.embed_query(q), filters(user), False, k)]
+        return [i for i, _ in dense_top(kb.ctx, kb.embed_query(q), filters(user), False, k)]
 
     def fused(q: str, user: str) -> list[str]:
         lists = [[i for i, _ in store.search_memories_fts(q, filters(user), False, RRF_DEPTH)],
-                 [i for i, _ in dense_top(kb, kb.embed_query(q), filters(user), False, RRF_DEPTH)]]
+                 [i for i, _ in dense_top(kb.ctx, kb.embed_query(q), filters(user), False, RRF_DEPTH)]]
         return [i for i, _ in sorted(rrf(lists).items(), key=lambda kv: (-kv[1], kv[0]))][:k]
 
     def gm(strategy: str) -> Any:
@@ -209,9 +209,10 @@ def main(argv: list[str] | None = None) -> int:
             base = next(r for r in rows if r["model"] == row["model"] and r["variant"] == row["variant"]
                         and r["method"] == "RRF(BM25, dense)")
             res = row["results"]
+            ratio = res['overall'][f'R@{k}'] / base['results']['overall'][f'R@{k}']
             print(f"| {row['model']} | {row['variant']} | {row['method']} | {res['overall'][f'R@{k}']} | "
                   + " | ".join(str(res[c][f"R@{k}"]) for c in cats)
-                  + f" | {res['all'][f'R@{k}']} | {res['overall'][f'R@{k}'] / base['results']['overall'][f'R@{k}']:.2f} |")
+                  + f" | {res['all'][f'R@{k}']} | {ratio:.2f} |")
     n_q = {c: rows[0]["results"][c]["n"] for c in [*cats, "overall", "all"]} if rows else {}
     print(f"\nquestions per group: {n_q}")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -63,7 +63,7 @@ def plan_edges(kb: KnowledgeBase, mem: Mapping[str, Any], vec: np.ndarray | None
             if earlier is None or other in earlier:
                 out.append((mid, other, DOCUMENT_LINK, EDGE_WEIGHTS[DOCUMENT_LINK]))
     if cfg["enable_topic_similar"] and vec is not None and cfg["topic_top_k"] > 0:
-        for other, sim in dense_top_stored(kb, vec, mem["scope_key"], cfg["topic_top_k"], mid):
+        for other, sim in dense_top_stored(kb.ctx, vec, mem["scope_key"], cfg["topic_top_k"], mid):
             if sim >= cfg["topic_min_similarity"] and (earlier is None or other in earlier):
                 out.append((mid, other, TOPIC_SIMILAR, round(min(sim, 1.0), 4)))
     return out
