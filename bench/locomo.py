@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,10 @@ def open_with(home: Path, spec: str, retrieval: dict[str, Any]) -> graphmem.Know
     return graphmem.open(home, config=cfg)
 
 
-def method_runs(kb: graphmem.KnowledgeBase, tuned: graphmem.KnowledgeBase) -> list[tuple[str, Any]]:
-    """(label, fn(question, user) -> ranked memory ids) for every method."""
+def method_runs(kb: graphmem.KnowledgeBase, tuned: graphmem.KnowledgeBase,
+                record: Callable[[str, str, list[dict[str, Any]]], None] | None = None) -> list[tuple[str, Any]]:
+    """(label, fn(question, user) -> ranked memory ids) for every method; ``record(method,
+    question, results)`` sees every graphmem result list as it is ranked."""
     store, k = kb.store, max(KS)
     filters = lambda user: {"user_id": user}  # noqa: E731
 
@@ -128,8 +131,13 @@ def method_runs(kb: graphmem.KnowledgeBase, tuned: graphmem.KnowledgeBase) -> li
         return [i for i, _ in sorted(rrf(lists).items(), key=lambda kv: (-kv[1], kv[0]))][:k]
 
     def gm(strategy: str) -> Any:
-        return lambda q, user: [r["id"] for r in tuned.memory.search(q, user_id=user, limit=k,
-                                                                     strategy=strategy)["results"]]
+        def run(q: str, user: str) -> list[str]:
+            results = tuned.memory.search(q, user_id=user, limit=k, strategy=strategy)["results"]
+            if record is not None:
+                record(strategy, q, results)
+            return [r["id"] for r in results]
+
+        return run
 
     return [("BM25", bm25), ("dense", dense), ("RRF(BM25, dense)", fused),
             ("graphmem BFS", gm("bfs")), ("graphmem PPR", gm("ppr"))]
@@ -170,7 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="memory.context_graph.retrieval override for the graphmem rows")
     ap.add_argument("--out", default="bench/results/locomo.json", type=Path)
+    ap.add_argument("--rankings", type=Path, default=None, metavar="JSONL",
+                    help="also write the graphmem rows' ranked results (cited turns, score) per question, to "
+                         "compare two versions of the code: run it under each (PYTHONPATH) and diff the files")
     args = ap.parse_args(argv)
+    rankings: list[dict[str, Any]] = []
     data = json.loads(args.data.read_text(encoding="utf-8"))
     retrieval: dict[str, Any] = {}
     for item in args.overrides:
@@ -191,7 +203,13 @@ def main(argv: list[str] | None = None) -> int:
                 tuned = open_with(Path(tmp) / "kb", spec, retrieval)
                 print(f"\n[{model} / {variant}] {n} memories added in {secs:.1f} s "
                       f"({1000 * secs / n:.1f} ms each); edges {stats['edge_types']}")
-                for label, fn in method_runs(kb, tuned):
+                def record(strategy: str, q: str, results: list[dict[str, Any]], model: str = model,
+                           variant: str = variant, cites: dict[str, list[str]] = cites) -> None:
+                    # memory ids are random: a result is named by the dialogue turns it cites
+                    rankings.append({"model": model, "variant": variant, "method": strategy, "query": q,
+                                     "hits": [[cites.get(r["id"]), r["score"]] for r in results]})
+
+                for label, fn in method_runs(kb, tuned, record if args.rankings else None):
                     res, lat = evaluate(fn, data, cites)
                     row = {"model": model, "variant": variant, "method": label, "results": res,
                            "p50_ms": round(statistics.median(lat), 2)}
@@ -219,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps({"overrides": retrieval, "questions": n_q, "rows": rows}, indent=2),
                         encoding="utf-8")
     print(f"wrote {args.out}")
+    if args.rankings:
+        args.rankings.write_text("".join(json.dumps(r) + "\n" for r in rankings), encoding="utf-8")
+        print(f"wrote {args.rankings} ({len(rankings)} rankings)")
     return 0
 
 

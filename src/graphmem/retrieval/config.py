@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import InvalidInput
 
 __all__ = ["SearchConfig", "PassageConfig", "GraphQueryConfig", "MemoryConfig", "SkillConfig", "PRESETS",
-           "SKILL_PRESETS", "resolve_config", "resolve_skill_config", "search_config", "auto_preset",
+           "SKILL_PRESETS", "resolve_config", "search_config", "auto_preset",
            "is_contextual"]
 
 
@@ -262,19 +262,3 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
         raise InvalidInput("feedback_rrf_k and feedback_weight must be >= 0")
     return cfg
 
-
-def resolve_skill_config(preset: str | None = None, overrides: Mapping[str, Any] | SkillConfig | None = None,
-                         strategy: str | None = None) -> SkillConfig:
-    """A skills preset (default 'default') with overrides and ``strategy`` applied, checked."""
-    if isinstance(overrides, SkillConfig):
-        cfg = overrides
-    else:
-        name = preset or "default"
-        if name not in SKILL_PRESETS:
-            raise InvalidInput(f"unknown skills preset '{name}'; presets: {', '.join(SKILL_PRESETS)}")
-        cfg = SKILL_PRESETS[name].replace(**dict(overrides or {}))
-    if strategy is not None:
-        cfg = cfg.replace(strategy=strategy)
-    if cfg.strategy not in ("ppr", "bfs", "none"):
-        raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
-    return cfg
