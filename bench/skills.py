@@ -16,7 +16,9 @@ prompt tokens of the top-8 block vs the block listing every skill.
     python bench/skills.py --data ../shared/data/skills
     python bench/skills.py --data ../shared/data/skills --models static minilm
 
-Prints a table and writes JSON (default bench/results/skills.json).
+Prints a table and writes JSON (default bench/results/skills.json). To compare two versions of
+the code: ``PYTHONPATH=<their src> python bench/skills.py --rankings FILE.jsonl`` under each, then
+diff the files; ``cpu_p50_ms`` in the JSON is CPU time per query (comparable on a busy machine).
 """
 
 from __future__ import annotations
@@ -121,11 +123,13 @@ def skillgraph(idx: SkillIndex, qvec: np.ndarray, related: dict[int, set[int]], 
 def evaluate(name: str, fn: Callable[[str], list[str]], queries: list[dict[str, Any]]) -> dict[str, Any]:
     hit1 = hit1_any = rec = mrr = 0.0
     lat: list[float] = []
+    cpu: list[float] = []  # CPU time of this process: what a before/after comparison on a busy machine can use
     per_kind: dict[str, list[float]] = defaultdict(list)
     for q in queries:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         got = fn(q["query"])
         lat.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
         rel = set(q["relevant"])
         top8 = got[:TOP_K]
         hit1 += bool(top8) and top8[0] == q["primary"]
@@ -139,6 +143,7 @@ def evaluate(name: str, fn: Callable[[str], list[str]], queries: list[dict[str, 
     lat.sort()
     return {"method": name, "hit@1": hit1 / n, "hit@1-any": hit1_any / n, "recall@8": rec / n, "mrr": mrr / n,
             "p50_ms": statistics.median(lat), "p95_ms": lat[int(0.95 * (len(lat) - 1))],
+            "cpu_p50_ms": statistics.median(cpu), "cpu_mean_ms": statistics.mean(cpu),
             "recall@8_by_kind": {k: sum(v) / len(v) for k, v in sorted(per_kind.items())}}
 
 
