@@ -21,7 +21,10 @@ something never said) is reported in its own column and left out of the headline
     python bench/locomo.py --data ../shared/data/locomo/locomo-dev.json --models static minilm
 
 ``--set seed_top_k=20`` (repeatable) overrides memory.context_graph.retrieval keys for the
-graphmem rows (for exploring; the defaults are what the table reports without it).
+graphmem rows (for exploring; the defaults are what the table reports without it). To compare two
+versions of the code: ``PYTHONHASHSEED=0 PYTHONPATH=<their src> python bench/locomo.py
+--deterministic --rankings FILE.jsonl`` under each, then diff the files (seeded memory ids and a
+frozen clock make rankings repeatable); ``cpu_p50_ms`` in the JSON is CPU time per search.
 Prints tables and writes JSON (default bench/results/locomo.json).
 """
 
@@ -29,11 +32,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -90,10 +96,23 @@ def memories(sample: dict[str, Any], variant: str) -> list[tuple[int, datetime, 
     return sorted(out, key=lambda m: m[0])
 
 
+CLOCK: list[Callable[[], datetime] | None] = [None]  # --deterministic: a frozen clock
+
+
+def make_deterministic() -> None:
+    """Seeded memory ids and a frozen clock, so that two versions of the code can be compared
+    ranking by ranking: ties are broken by memory id (random uuid4 otherwise) and relevance decays
+    with the clock."""
+    rng = random.Random(0)
+    uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
+    frozen = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    CLOCK[0] = lambda: frozen
+
+
 def build(home: Path, spec: str, data: list[dict[str, Any]], variant: str
           ) -> tuple[graphmem.KnowledgeBase, dict[str, list[str]], float, int]:
     """The store of one variant; memory id -> cited dia_ids; seconds; memory count."""
-    kb = graphmem.open(home, config={"embeddings": {"model": spec}})
+    kb = graphmem.open(home, config={"embeddings": {"model": spec}}, clock=CLOCK[0])
     cites: dict[str, list[str]] = {}
     t = time.perf_counter()
     for sample in data:
@@ -108,11 +127,13 @@ def open_with(home: Path, spec: str, retrieval: dict[str, Any]) -> graphmem.Know
     cfg: dict[str, Any] = {"embeddings": {"model": spec}}
     if retrieval:
         cfg["memory"] = {"context_graph": {"retrieval": retrieval}}
-    return graphmem.open(home, config=cfg)
+    return graphmem.open(home, config=cfg, clock=CLOCK[0])
 
 
-def method_runs(kb: graphmem.KnowledgeBase, tuned: graphmem.KnowledgeBase) -> list[tuple[str, Any]]:
-    """(label, fn(question, user) -> ranked memory ids) for every method."""
+def method_runs(kb: graphmem.KnowledgeBase, tuned: graphmem.KnowledgeBase,
+                record: Callable[[str, str, list[dict[str, Any]]], None] | None = None) -> list[tuple[str, Any]]:
+    """(label, fn(question, user) -> ranked memory ids) for every method; ``record(method,
+    question, results)`` sees every graphmem result list as it is ranked."""
     store, k = kb.store, max(KS)
     filters = lambda user: {"user_id": user}  # noqa: E731
 
@@ -120,34 +141,43 @@ def method_runs(kb: graphmem.KnowledgeBase, tuned: graphmem.KnowledgeBase) -> li
         return [i for i, _ in store.search_memories_fts(q, filters(user), False, k)]
 
     def dense(q: str, user: str) -> list[str]:
-        return [i for i, _ in dense_top(kb, kb.embed_query(q), filters(user), False, k)]
+        return [i for i, _ in dense_top(kb.ctx, kb.embed_query(q), filters(user), False, k)]
 
     def fused(q: str, user: str) -> list[str]:
         lists = [[i for i, _ in store.search_memories_fts(q, filters(user), False, RRF_DEPTH)],
-                 [i for i, _ in dense_top(kb, kb.embed_query(q), filters(user), False, RRF_DEPTH)]]
+                 [i for i, _ in dense_top(kb.ctx, kb.embed_query(q), filters(user), False, RRF_DEPTH)]]
         return [i for i, _ in sorted(rrf(lists).items(), key=lambda kv: (-kv[1], kv[0]))][:k]
 
     def gm(strategy: str) -> Any:
-        return lambda q, user: [r["id"] for r in tuned.memory.search(q, user_id=user, limit=k,
-                                                                     strategy=strategy)["results"]]
+        def run(q: str, user: str) -> list[str]:
+            results = tuned.memory.search(q, user_id=user, limit=k, strategy=strategy)["results"]
+            if record is not None:
+                record(strategy, q, results)
+            return [r["id"] for r in results]
+
+        return run
 
     return [("BM25", bm25), ("dense", dense), ("RRF(BM25, dense)", fused),
             ("graphmem BFS", gm("bfs")), ("graphmem PPR", gm("ppr"))]
 
 
-def evaluate(fn: Any, data: list[dict[str, Any]], cites: dict[str, list[str]]) -> tuple[dict[str, Any], list[float]]:
-    """Recall@k per category, overall (1-4) and all; per-query latencies (ms)."""
+def evaluate(fn: Any, data: list[dict[str, Any]], cites: dict[str, list[str]]
+             ) -> tuple[dict[str, Any], list[float], list[float]]:
+    """Recall@k per category, overall (1-4) and all; per-query latencies and CPU times (ms; CPU
+    time is what a before/after comparison on a busy machine can use)."""
     sums: dict[str, dict[int, float]] = {}
     counts: dict[str, int] = {}
     lat: list[float] = []
+    cpu: list[float] = []
     for sample in data:
         for q in sample["qa"]:
             gold = set(EVIDENCE.findall(json.dumps(q.get("evidence", []))))
             if not gold:
                 continue
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             ranked = fn(q["question"], sample["sample_id"])
             lat.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
             groups = [f"cat{q['category']}", "all"] + (["overall"] if q["category"] != 5 else [])
             for k in KS:
                 covered = {d for mid in ranked[:k] for d in cites.get(mid, ())}
@@ -157,7 +187,7 @@ def evaluate(fn: Any, data: list[dict[str, Any]], cites: dict[str, list[str]]) -
             for g in groups:
                 counts[g] = counts.get(g, 0) + 1
     out = {g: {f"R@{k}": round(100 * sums[g][k] / counts[g], 1) for k in KS} | {"n": counts[g]} for g in sums}
-    return out, lat
+    return out, lat, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,7 +200,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="memory.context_graph.retrieval override for the graphmem rows")
     ap.add_argument("--out", default="bench/results/locomo.json", type=Path)
+    ap.add_argument("--deterministic", action="store_true",
+                    help="seeded memory ids and a frozen clock (with PYTHONHASHSEED=0: repeatable rankings)")
+    ap.add_argument("--rankings", type=Path, default=None, metavar="JSONL",
+                    help="also write the graphmem rows' ranked results (cited turns, score) per question, to "
+                         "compare two versions of the code: run it under each (PYTHONPATH) and diff the files")
     args = ap.parse_args(argv)
+    if args.deterministic:
+        make_deterministic()
+    rankings: list[dict[str, Any]] = []
     data = json.loads(args.data.read_text(encoding="utf-8"))
     retrieval: dict[str, Any] = {}
     for item in args.overrides:
@@ -191,10 +229,16 @@ def main(argv: list[str] | None = None) -> int:
                 tuned = open_with(Path(tmp) / "kb", spec, retrieval)
                 print(f"\n[{model} / {variant}] {n} memories added in {secs:.1f} s "
                       f"({1000 * secs / n:.1f} ms each); edges {stats['edge_types']}")
-                for label, fn in method_runs(kb, tuned):
-                    res, lat = evaluate(fn, data, cites)
+                def record(strategy: str, q: str, results: list[dict[str, Any]], model: str = model,
+                           variant: str = variant, cites: dict[str, list[str]] = cites) -> None:
+                    # memory ids are random: a result is named by the dialogue turns it cites
+                    rankings.append({"model": model, "variant": variant, "method": strategy, "query": q,
+                                     "hits": [[cites.get(r["id"]), r["score"]] for r in results]})
+
+                for label, fn in method_runs(kb, tuned, record if args.rankings else None):
+                    res, lat, cpu = evaluate(fn, data, cites)
                     row = {"model": model, "variant": variant, "method": label, "results": res,
-                           "p50_ms": round(statistics.median(lat), 2)}
+                           "p50_ms": round(statistics.median(lat), 2), "cpu_p50_ms": round(statistics.median(cpu), 3)}
                     rows.append(row)
                     o = res["overall"]
                     print(f"  {label:<18} overall R@5 {o['R@5']:5.1f}  R@10 {o['R@10']:5.1f}  R@20 {o['R@20']:5.1f}"
@@ -209,15 +253,19 @@ def main(argv: list[str] | None = None) -> int:
             base = next(r for r in rows if r["model"] == row["model"] and r["variant"] == row["variant"]
                         and r["method"] == "RRF(BM25, dense)")
             res = row["results"]
+            ratio = res['overall'][f'R@{k}'] / base['results']['overall'][f'R@{k}']
             print(f"| {row['model']} | {row['variant']} | {row['method']} | {res['overall'][f'R@{k}']} | "
                   + " | ".join(str(res[c][f"R@{k}"]) for c in cats)
-                  + f" | {res['all'][f'R@{k}']} | {res['overall'][f'R@{k}'] / base['results']['overall'][f'R@{k}']:.2f} |")
+                  + f" | {res['all'][f'R@{k}']} | {ratio:.2f} |")
     n_q = {c: rows[0]["results"][c]["n"] for c in [*cats, "overall", "all"]} if rows else {}
     print(f"\nquestions per group: {n_q}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"overrides": retrieval, "questions": n_q, "rows": rows}, indent=2),
                         encoding="utf-8")
     print(f"wrote {args.out}")
+    if args.rankings:
+        args.rankings.write_text("".join(json.dumps(r) + "\n" for r in rankings), encoding="utf-8")
+        print(f"wrote {args.rankings} ({len(rankings)} rankings)")
     return 0
 
 

@@ -16,7 +16,9 @@ prompt tokens of the top-8 block vs the block listing every skill.
     python bench/skills.py --data ../shared/data/skills
     python bench/skills.py --data ../shared/data/skills --models static minilm
 
-Prints a table and writes JSON (default bench/results/skills.json).
+Prints a table and writes JSON (default bench/results/skills.json). To compare two versions of
+the code: ``PYTHONPATH=<their src> python bench/skills.py --rankings FILE.jsonl`` under each, then
+diff the files; ``cpu_p50_ms`` in the JSON is CPU time per query (comparable on a busy machine).
 """
 
 from __future__ import annotations
@@ -121,11 +123,13 @@ def skillgraph(idx: SkillIndex, qvec: np.ndarray, related: dict[int, set[int]], 
 def evaluate(name: str, fn: Callable[[str], list[str]], queries: list[dict[str, Any]]) -> dict[str, Any]:
     hit1 = hit1_any = rec = mrr = 0.0
     lat: list[float] = []
+    cpu: list[float] = []  # CPU time of this process: what a before/after comparison on a busy machine can use
     per_kind: dict[str, list[float]] = defaultdict(list)
     for q in queries:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         got = fn(q["query"])
         lat.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
         rel = set(q["relevant"])
         top8 = got[:TOP_K]
         hit1 += bool(top8) and top8[0] == q["primary"]
@@ -139,11 +143,12 @@ def evaluate(name: str, fn: Callable[[str], list[str]], queries: list[dict[str, 
     lat.sort()
     return {"method": name, "hit@1": hit1 / n, "hit@1-any": hit1_any / n, "recall@8": rec / n, "mrr": mrr / n,
             "p50_ms": statistics.median(lat), "p95_ms": lat[int(0.95 * (len(lat) - 1))],
+            "cpu_p50_ms": statistics.median(cpu), "cpu_mean_ms": statistics.mean(cpu),
             "recall@8_by_kind": {k: sum(v) / len(v) for k, v in sorted(per_kind.items())}}
 
 
 def run_model(label: str, spec: str, data: Path, queries: list[dict[str, Any]], work: Path,
-              variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
+              variants: dict[str, dict[str, Any]], rankings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     home = work / f"kb-{label}"
     corpus = work / "corpus"
     kb = graphmem.open(home, config={"embeddings": {"model": spec}, "wiki": {"auto_pages": False}})
@@ -178,6 +183,12 @@ def run_model(label: str, spec: str, data: Path, queries: list[dict[str, Any]], 
     for vname, kwargs in variants.items():
         rows.append(evaluate(vname, lambda q, kw=kwargs: [h.id for h in kb.skills.retrieve(q, TOP_K, **kw)],
                              queries))
+    if rankings is not None:  # every graphmem variant's hits, for a before/after comparison of rankings
+        for vname, kwargs in variants.items():
+            for q in queries:
+                hits = kb.skills.retrieve(q["query"], TOP_K, **kwargs)
+                rankings.append({"model": label, "method": vname, "query": q["query"],
+                                 "hits": [[h.id, round(h.score, 6), h.via] for h in hits]})
     all_block = kb.skills.prompt_all("markdown").tokens
     top8 = [kb.skills.prompt(q["query"], TOP_K, "markdown").tokens for q in queries]
     out = {"model": label, "spec": spec, "skills": len(idx), "edges": info["edges"],
@@ -196,7 +207,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "skills.json")
     ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                     help="extra graphmem variant settings, e.g. --config beta=0.7 (adds a 'graphmem (custom)' row)")
+    ap.add_argument("--rankings", type=Path, default=None, metavar="JSONL",
+                    help="also write every graphmem variant's ranked hits (id, score, via) per query, to compare "
+                         "two versions of the code: run it under each (PYTHONPATH) and diff the files")
     args = ap.parse_args()
+    rankings: list[dict[str, Any]] | None = [] if args.rankings else None
     queries = [json.loads(line) for line in (args.data / "dev-queries.jsonl").read_text(encoding="utf-8").splitlines()
                if line.strip()]
     variants: dict[str, dict[str, Any]] = {
@@ -220,7 +235,7 @@ def main() -> None:
             if spec is None:
                 print(f"[skip] model {m}: not installed here")
                 continue
-            results.append(run_model(m, spec, args.data, queries, work, variants))
+            results.append(run_model(m, spec, args.data, queries, work, variants, rankings))
     for r in results:
         print(f"\nmodel {r['model']}: {r['skills']} skills, edges {r['edges']}; build cold {r['build_cold_s']:.2f} s,"
               f" unchanged {r['build_noop_s']*1000:.0f} ms, one file touched {r['build_incremental_s']*1000:.0f} ms;"
@@ -233,6 +248,9 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2), encoding="utf-8")
     print(f"\nwrote {args.out}")
+    if args.rankings and rankings is not None:
+        args.rankings.write_text("".join(json.dumps(r) + "\n" for r in rankings), encoding="utf-8")
+        print(f"wrote {args.rankings} ({len(rankings)} rankings)")
 
 
 if __name__ == "__main__":

@@ -128,7 +128,8 @@ def test_feedback_terms_are_off_until_weighted(tmp_path: Path) -> None:
     assert run({}) == first  # weights default to 0: feedback changes nothing
     assert run({"zeta_success": 0.5}) == first[::-1]
     assert run({"delta_personal": 0.5}) == first[::-1]
-    with graphmem.open(tmp_path / "kb", config={"memory": {"context_graph": {"retrieval": {"zeta_success": 0.5}}}}) as kb:
+    cfg = {"memory": {"context_graph": {"retrieval": {"zeta_success": 0.5}}}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
         parts = {r["id"]: r["context_graph"] for r in kb.memory.search("blue bike", user_id="u1")["results"]}
         assert parts[first[1]]["success"] > 0 > parts[first[0]]["success"]
         assert parts[first[0]]["frequency"] > 0  # returned by earlier searches

@@ -27,7 +27,8 @@ ENTS = {
     "label": [("Label Printer", "service"), ("S3 bucket", "storage")],
 }
 RELS = {
-    "pool": [("PgBouncer", "causes", "Dispatch API", "PgBouncer connection pool exhaustion causes Dispatch API outages.")],
+    "pool": [("PgBouncer", "causes", "Dispatch API",
+              "PgBouncer connection pool exhaustion causes Dispatch API outages.")],
     "dispatch": [("Dispatch API", "depends on", "PgBouncer",
                   "The Dispatch API accepts parcel orders from merchants and depends on PgBouncer.")],
     "route": [], "redis": [], "label": [],
@@ -235,13 +236,13 @@ def test_relation_facts_seed_the_walk_and_follow_their_relation(tmp_path, model_
         facts.refresh()
         assert len(facts) == 1  # "memory leak causes system crash"
         from graphmem.retrieval.config import PRESETS
-        from graphmem.retrieval.search import _fact_seeds
+        from graphmem.retrieval.passages import fact_seeds
 
         qvec = kb.embed_query("memory leak causes system crash")
-        ents = _fact_seeds(kb, qvec, PRESETS["facts"])
+        ents = fact_seeds(kb.ctx, qvec, PRESETS["facts"])
         names = {n.name for n in kb.store.get_nodes(ents).values()}
         assert names == {"memory leak", "system crash"} and all(0 < w <= 1.0 for w in ents.values())
-        assert _fact_seeds(kb, qvec, PRESETS["default"]) == {}  # off unless asked for
+        assert fact_seeds(kb.ctx, qvec, PRESETS["default"]) == {}  # off unless asked for
         from graphmem.retrieval.search import auto_preset_for
         assert auto_preset_for(kb) == "default"  # a static model: facts are not the default
         # a relation that goes away takes its fact vector with it
@@ -298,7 +299,7 @@ def test_feedback_round_finds_the_second_hop(tmp_path):
         assert two.index("acme") < one.index("acme") == 3  # the second hop moves up
         acme = res.hits[two.index("acme")]
         assert acme.parts["feedback"] > acme.parts["first_round"]  # ranked higher by the second round
-        for rank, h in enumerate(res.hits, 1):
+        for h in res.hits:
             r1 = one.index(h.id) + 1
             assert h.parts["first_round"] == pytest.approx(1 / (10 + r1))
             assert h.score == pytest.approx(h.parts["first_round"] + h.parts["feedback"])

@@ -200,12 +200,12 @@ class KnowledgeBase:
     def query(self, text: str) -> dict[str, Any]:
         """Subgraph around the entities ``text`` names: ``{"nodes": {...}, "edges": [...]}``."""
         _check_query(text)
-        return graph_query(self, text)
+        return graph_query(self.ctx, text)
 
     def query_with_evidence(self, text: str) -> dict[str, Any]:
         """The subgraph plus supporting documents, chunks, spans and the evidence chain."""
         _check_query(text)
-        return query_with_evidence(self, text)
+        return query_with_evidence(self.ctx, text)
 
     # -- retrieval ------------------------------------------------------------------------------
 
@@ -229,7 +229,7 @@ class KnowledgeBase:
         bfs, ppr). ``as_context=True`` adds a
         text block of the best evidence within ``token_budget`` tokens.
         """
-        return search(self, query, kinds=kinds, k=k, strategy=strategy, preset=preset, config=config,
+        return search(self.ctx, query, kinds=kinds, k=k, strategy=strategy, preset=preset, config=config,
                       as_context=as_context, token_budget=token_budget)
 
     def embed_query(self, text: str) -> Any:

@@ -239,7 +239,7 @@ class Graph:
         store = self._kb.store
         node = self._require(name_or_id)
         floor = self._kb.config["graph"]["min_confidence"] if min_confidence is None else min_confidence
-        res = bfs([node.id], frontier_edges(self._kb, floor, max_nodes), depth, max_nodes)
+        res = bfs([node.id], frontier_edges(self._kb.ctx, floor, max_nodes), depth, max_nodes)
         nodes = store.get_nodes(res.order)
         edges = store.edges_among(res.order, floor, self._kb.config["graph"]["max_edges"])
         return Neighbourhood({nid: NeighbourNode(nodes[nid], res.depth[nid]) for nid in res.order}, edges)

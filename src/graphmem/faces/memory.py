@@ -146,7 +146,7 @@ class Memory:
         if refs:
             store.add_memory_docrefs(mem["scope_key"], mem["id"], refs)
         if self._cfg["mention_entities"] and store.has_entities():
-            ents = find_seed_entities(self._kb, mem["text"], 5, strict=True)
+            ents = find_seed_entities(self._kb.ctx, mem["text"], 5, strict=True)
             if ents:
                 store.add_memory_mentions(mem["id"], ents)
         return n
@@ -374,9 +374,8 @@ class Memory:
         if qvec is None and not self._said_dense_off and not kb.embeddings.note_reported:
             self._said_dense_off = True
             kb.warn(f"memory search without dense similarity: {kb.embeddings.note or 'no embedding model'}")
-        ranked = rank_memories(kb, query, qvec, filters, limit=limit, include_archived=include_archived,
-                               strategy=strategy, use_graph=use_graph, rc=rc,
-                               half_life_days=self._cg["decay"]["half_life_days"])
+        ranked = rank_memories(kb.ctx, query, qvec, filters, limit=limit, include_archived=include_archived,
+                               strategy=strategy, use_graph=use_graph)
         results = []
         for mid in ranked.ids:
             r = ranked.rows[mid]

@@ -109,7 +109,7 @@ class Skills:
             cfg = cfg.replace(strategy=strategy)
         if cfg.strategy not in ("ppr", "bfs", "none"):
             raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
-        return retrieve_skills(self._kb, self.index(), message, k, cfg, float(scfg["return_all_factor"]))
+        return retrieve_skills(self._kb.ctx, self.index(), message, k, cfg, float(scfg["return_all_factor"]))
 
     def prompt(self, message: str, top_k: int | None = None, fmt: str = "markdown", **kwargs: Any) -> PromptBlock:
         """The prompt block (markdown, hermes or claude) of the skills ``message`` needs."""

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
+from ..context import Context
 
 __all__ = ["dense_top", "dense_top_stored", "dense_of", "EXACT_SCOPE_LIMIT"]
 
@@ -18,30 +17,30 @@ __all__ = ["dense_top", "dense_top_stored", "dense_of", "EXACT_SCOPE_LIMIT"]
 EXACT_SCOPE_LIMIT = 20_000
 
 
-def dense_of(kb: KnowledgeBase, qvec: np.ndarray | None, ids: list[str]) -> dict[str, float]:
+def dense_of(ctx: Context, qvec: np.ndarray | None, ids: list[str]) -> dict[str, float]:
     """Cosine of the query with each memory that has a vector."""
     if qvec is None or not ids:
         return {}
-    idx = kb.embeddings.vector_index("memory")
+    idx = ctx.embeddings.vector_index("memory")
     return idx.similarity(qvec, ids) if idx is not None else {}
 
 
-def dense_top(kb: KnowledgeBase, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
+def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
               k: int, exclude: str | None = None) -> list[tuple[str, float]]:
     """The ``k`` memories of a scope most similar to ``qvec``, best first."""
     if qvec is None or k <= 0:
         return []
-    idx = kb.embeddings.vector_index("memory")
+    idx = ctx.embeddings.vector_index("memory")
     if idx is None:
         return []
-    ids = kb.store.memory_scope_ids(filters, include_archived, EXACT_SCOPE_LIMIT)
+    ids = ctx.store.memory_scope_ids(filters, include_archived, EXACT_SCOPE_LIMIT)
     if ids is not None:
         sims = idx.similarity(qvec, [i for i in ids if i != exclude])
         return sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     n = max(200, 20 * k)
     while True:
         hits = [(i, s) for i, s in idx.search(qvec, n) if i != exclude]
-        inside = kb.store.memories_in_scope([i for i, _ in hits], filters, include_archived)
+        inside = ctx.store.memories_in_scope([i for i, _ in hits], filters, include_archived)
         found = [(i, s) for i, s in hits if i in inside]
         if len(found) >= k or n >= len(idx):
             return found[:k]
@@ -75,21 +74,21 @@ class _ScopeMatrix:
 _CACHE: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _ScopeMatrix]] = weakref.WeakKeyDictionary()
 
 
-def _scope_matrix(kb: KnowledgeBase, scope_key: str, model: str) -> _ScopeMatrix | None:
+def _scope_matrix(ctx: Context, scope_key: str, model: str) -> _ScopeMatrix | None:
     """The scope's live vectors: from the per-process cache when only new memories arrived since
     (their rows appended), reloaded after an update, deletion or archiving; None above
     EXACT_SCOPE_LIMIT."""
-    cache = _CACHE.setdefault(kb, {})
+    cache = _CACHE.setdefault(ctx.store, {})  # the store: a Context is a dataclass (unhashable)
     sm = cache.get((scope_key, model))
-    state = kb.store.memory_scope_state(scope_key)
+    state = ctx.store.memory_scope_state(scope_key)
     if sm is not None and sm.state == state:
         return sm
     grew = sm is not None and sm.state[0] == state[0] and state[1] > sm.state[1]
-    rows = kb.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT,
+    rows = ctx.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT,
                                    sm.state[2] if grew and sm is not None else 0)
     if grew and sm is not None and rows is not None and sm.state[1] + len(rows) != state[1]:
         grew = False  # rows also went away: reload everything
-        rows = kb.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT)
+        rows = ctx.store.memory_vectors({"scope_key": scope_key}, model, EXACT_SCOPE_LIMIT)
     if rows is None:
         cache.pop((scope_key, model), None)
         return None
@@ -104,7 +103,7 @@ def _scope_matrix(kb: KnowledgeBase, scope_key: str, model: str) -> _ScopeMatrix
     return sm
 
 
-def dense_top_stored(kb: KnowledgeBase, vec: np.ndarray | None, scope_key: str, k: int,
+def dense_top_stored(ctx: Context, vec: np.ndarray | None, scope_key: str, k: int,
                      exclude: str | None = None) -> list[tuple[str, float]]:
     """The ``k`` live memories of a scope key most similar to ``vec`` (for writes).
 
@@ -113,10 +112,10 @@ def dense_top_stored(kb: KnowledgeBase, vec: np.ndarray | None, scope_key: str, 
     O(n^2). A per-scope matrix grows by appending only the scope's new rows."""
     if vec is None or k <= 0:
         return []
-    model = kb.embeddings.stored_model()
-    sm = _scope_matrix(kb, scope_key, model) if model is not None else None
+    model = ctx.embeddings.stored_model()
+    sm = _scope_matrix(ctx, scope_key, model) if model is not None else None
     if sm is None:
-        return dense_top(kb, vec, {"scope_key": scope_key}, False, k, exclude)
+        return dense_top(ctx, vec, {"scope_key": scope_key}, False, k, exclude)
     if not sm.ids:
         return []
     scores = sm.mat @ np.asarray(vec, dtype=np.float32).reshape(-1)

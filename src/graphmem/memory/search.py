@@ -9,22 +9,22 @@ can reach another user's, agent's or tenant's memories.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ..retrieval.fusion import max_normalise, rrf
-from ..retrieval.graph_query import find_seed_entities
+from ..context import Context
+from ..retrieval.config import MemoryConfig, search_config
+from ..retrieval.core import expand_bfs, ranked, seed_strengths, weighted_score
+from ..retrieval.fusion import max_normalise
 from ..retrieval.ppr import personalized_pagerank
+from ..retrieval.seeds import find_seed_entities
 from ..text import query_words
 from .decay import relevance_now
 from .dense import dense_of, dense_top
 from .scope import parse_iso
-
-if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
 
 __all__ = ["Ranked", "rank_memories", "STRATEGIES"]
 
@@ -32,6 +32,11 @@ STRATEGIES = ("bfs", "ppr")
 MENTION_SEED_STRENGTH = 0.5  # memories naming an entity the query names join the seeds at this strength
 LEXICAL_DEPTH = 1000  # BM25 rows read per search (the scope's matches; seeds and candidates' scores)
 PPR_EPS = 2e-3  # push threshold: same LoCoMo recall as 1e-4, half the latency
+# A path must improve a memory's graph score by more than float noise to become its parent.
+MIN_GAIN = 1e-12
+
+Lookup = Callable[[list[str]], dict[str, list[tuple[str, float, str]]]]
+Parent = tuple[str, str, float]  # (from memory, edge type, edge weight)
 
 
 @dataclass
@@ -41,14 +46,14 @@ class Ranked:
     ids: list[str]
     score: dict[str, float]
     parts: dict[str, dict[str, Any]]
-    parent: dict[str, tuple[str, str, float]] = field(default_factory=dict)  # node -> (from, type, weight)
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    parent: dict[str, Parent] = field(default_factory=dict)  # node -> (from, type, weight)
+    rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def _scoped_neighbours(kb: KnowledgeBase, filters: Mapping[str, Any], include_archived: bool, floor: float,
-                       allowed: dict[str, bool]):  # type: ignore[no-untyped-def]
+def _scoped_neighbours(ctx: Context, filters: Mapping[str, Any], include_archived: bool, floor: float,
+                       allowed: dict[str, bool]) -> Lookup:
     """Neighbour lookup over memory edges, restricted to memories passing the scope filter."""
-    store = kb.store
+    store = ctx.store
 
     def lookup(nodes: list[str]) -> dict[str, list[tuple[str, float, str]]]:
         raw = store.memory_neighbours(nodes, floor)
@@ -69,33 +74,28 @@ def _scoped_neighbours(kb: KnowledgeBase, filters: Mapping[str, Any], include_ar
     return lookup
 
 
-def _bfs(seeds: dict[str, float], lookup: Any, depth: int, cap: int
-         ) -> tuple[dict[str, float], dict[str, tuple[str, str, float]]]:
-    """Graph score = best (seed strength × product of edge weights) over paths of <= depth edges."""
-    graph = dict(seeds)
-    parent: dict[str, tuple[str, str, float]] = {}
-    frontier = list(seeds)
-    for _ in range(depth):
-        if not frontier:
-            break
+def _bfs(seeds: dict[str, float], lookup: Lookup, depth: int, cap: int
+         ) -> tuple[dict[str, float], dict[str, Parent]]:
+    """Graph score = best (seed strength x product of edge weights) over paths of <= depth edges
+    (the core's BFS, scores rising as better paths are read); the seeds and the ``cap`` best
+    others are kept."""
+
+    def steps(frontier: list[str]) -> Iterator[tuple[str, str, float, tuple[str, float]]]:
         nbrs = lookup(frontier)
-        changed: set[str] = set()
         for u in frontier:
             for v, w, t in nbrs.get(u, ()):
-                cand = graph[u] * w
-                if cand > graph.get(v, 0.0) + 1e-12:
-                    graph[v] = cand
-                    if v not in seeds:
-                        parent[v] = (u, t, w)
-                    changed.add(v)
-        frontier = sorted(changed, key=lambda n: -graph[n])[: max(cap, 1)]
+                yield u, v, w, (t, w)
+
+    walk = expand_bfs(seeds, steps, depth=depth, update="current", frontier_cap=max(cap, 1), min_gain=MIN_GAIN)
+    graph = walk.score
     keep = set(seeds) | set(sorted((n for n in graph if n not in seeds), key=lambda n: (-graph[n], n))
                             [: max(0, cap - len(seeds))])
-    return {n: s for n, s in graph.items() if n in keep}, {n: p for n, p in parent.items() if n in keep}
+    return ({n: s for n, s in graph.items() if n in keep},
+            {n: (u, t, w) for n, (u, (t, w)) in walk.parent.items() if n in keep})
 
 
-def _ppr(seeds: dict[str, float], lookup: Any, damping: float, cap: int
-         ) -> tuple[dict[str, float], dict[str, tuple[str, str, float]]]:
+def _ppr(seeds: dict[str, float], lookup: Lookup, damping: float, cap: int
+         ) -> tuple[dict[str, float], dict[str, Parent]]:
     """Personalised PageRank by local push from the seeds (cost bounded by the neighbourhood)."""
     types: dict[tuple[str, str], tuple[str, float]] = {}
 
@@ -109,14 +109,14 @@ def _ppr(seeds: dict[str, float], lookup: Any, damping: float, cap: int
         return out
 
     res = personalized_pagerank(seeds, nb, alpha=max(1e-3, 1.0 - damping), eps=PPR_EPS, max_nodes=5000)
-    ranked = sorted(res.scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    keep = set(seeds) | {n for n, _ in ranked[: max(cap, len(seeds))]}
+    by_score = sorted(res.scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    keep = set(seeds) | {n for n, _ in by_score[: max(cap, len(seeds))]}
     graph = max_normalise({n: s for n, s in res.scores.items() if n in keep})
     parent = {v: (u, *types.get((u, v), ("", 0.0))) for v, u in res.parent.items() if v in keep}
-    return graph, parent  # type: ignore[return-value]
+    return graph, parent
 
 
-def _personal(query: str, feedback: list[tuple[str, bool]]) -> float:
+def _personal(query: str, feedback: Sequence[tuple[str, bool]]) -> float:
     """Mean of ±(word overlap of this query with a past feedback query)."""
     if not feedback:
         return 0.0
@@ -129,64 +129,81 @@ def _personal(query: str, feedback: list[tuple[str, bool]]) -> float:
     return total / len(feedback)
 
 
-def rank_memories(kb: KnowledgeBase, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], *,
+def rank_memories(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], *,
                   limit: int, include_archived: bool, strategy: str, use_graph: bool,
-                  rc: Mapping[str, Any], half_life_days: float) -> Ranked:
-    """Seeds -> expand -> rerank within the scope ``filters``."""
-    store = kb.store
-    k = int(rc["seed_top_k"])
+                  cfg: MemoryConfig | None = None) -> Ranked:
+    """Seeds -> expand -> rerank within the scope ``filters`` (``cfg``: the knowledge base's)."""
+    rc = cfg or search_config(ctx.config).memories
+    seeds, lexical_all = _seeds(ctx, query, qvec, filters, include_archived, rc)
+    graph: dict[str, float] = dict(seeds)
+    parent: dict[str, Parent] = {}
+    if use_graph and seeds and rc.expansion_depth > 0:
+        allowed = {s: True for s in seeds}
+        lookup = _scoped_neighbours(ctx, filters, include_archived, rc.edge_weight_floor, allowed)
+        cap = int(rc.max_candidates)
+        if strategy == "ppr":
+            graph, parent = _ppr(seeds, lookup, rc.ppr_damping, cap)
+        else:
+            graph, parent = _bfs(seeds, lookup, int(rc.expansion_depth), cap)
+    if not graph:
+        return Ranked([], {}, {})
+    return _rerank(ctx, query, qvec, list(graph), seeds, graph if use_graph else {}, lexical_all, parent, limit, rc)
+
+
+def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
+           rc: MemoryConfig) -> tuple[dict[str, float], Sequence[tuple[str, float]]]:
+    """Seed strengths (BM25 and dense fused by rank, plus memories naming the query's entities)
+    and the full-text matches of the scope."""
+    store = ctx.store
+    k = int(rc.seed_top_k)
     # One full-text pass gives the seeds and the BM25 of (nearly) every candidate: the scope's
     # matches are few, and a second MATCH restricted to the candidates costs more than this one.
     lexical_all = store.search_memories_fts(query, filters, include_archived, max(k, LEXICAL_DEPTH))
     lexical_seeds = lexical_all[:k]
-    dense_seeds = dense_top(kb, qvec, filters, include_archived, k)
+    dense_seeds = dense_top(ctx, qvec, filters, include_archived, k)
     # Seed strength: reciprocal-rank fusion of the two lists, best seed 1. (On LoCoMo this beat
     # strength 1 for every seed and a weighted sum of normalised scores; docs/benchmarks.md.)
-    seeds = max_normalise(rrf([[i for i, _ in lexical_seeds], [i for i, _ in dense_seeds]]))
-    if kb.config["memory"]["mention_entities"] and store.has_entities():
-        ents = find_seed_entities(kb, query, 5, strict=True)
+    seeds = seed_strengths([[i for i, _ in lexical_seeds], [i for i, _ in dense_seeds]])
+    if rc.mention_entities and store.has_entities():
+        ents = find_seed_entities(ctx, query, 5, strict=True)
         for mid in store.memories_mentioning(ents, filters, include_archived, k):
             seeds[mid] = max(seeds.get(mid, 0.0), MENTION_SEED_STRENGTH)
-    graph: dict[str, float] = dict(seeds)
-    parent: dict[str, tuple[str, str, float]] = {}
-    if use_graph and seeds and rc["expansion_depth"] > 0:
-        allowed = {s: True for s in seeds}
-        lookup = _scoped_neighbours(kb, filters, include_archived, rc["edge_weight_floor"], allowed)
-        cap = int(rc["max_candidates"])
-        if strategy == "ppr":
-            graph, parent = _ppr(seeds, lookup, rc["ppr_damping"], cap)
-        else:
-            graph, parent = _bfs(seeds, lookup, int(rc["expansion_depth"]), cap)
-    cands = list(graph)
-    if not cands:
-        return Ranked([], {}, {})
+    return seeds, lexical_all
+
+
+def _rerank(ctx: Context, query: str, qvec: np.ndarray | None, cands: list[str], seeds: Mapping[str, float],
+            graph: Mapping[str, float], lexical_all: Sequence[tuple[str, float]], parent: dict[str, Parent],
+            limit: int, rc: MemoryConfig) -> Ranked:
+    """``(alpha*dense + beta*lexical + gamma*graph + feedback terms) * relevance``, best first."""
+    store = ctx.store
     rows = store.get_memories(cands)
     cands = [c for c in cands if c in rows]
-    dense = dense_of(kb, qvec, cands)  # raw cosine: max-normalising it measured worse on LoCoMo
+    dense = dense_of(ctx, qvec, cands)  # raw cosine: max-normalising it measured worse on LoCoMo
     bm25 = dict(lexical_all)
     if len(lexical_all) >= LEXICAL_DEPTH:  # the pass was cut: score the rest exactly
         bm25.update(store.memory_bm25(query, [c for c in cands if c not in bm25]))
     lexical = max_normalise({c: bm25[c] for c in cands if c in bm25})
-    fb = store.memory_feedback(cands) if rc["delta_personal"] else {}
+    fb = store.memory_feedback(cands) if rc.delta_personal else {}
     max_uses = max((rows[c]["uses"] for c in cands), default=0)
-    now = parse_iso(kb.now())
+    now = parse_iso(ctx.now())
+    weights = (("dense", rc.alpha_dense), ("lexical", rc.beta_bm25), ("graph", rc.gamma_graph),
+               ("personal", rc.delta_personal), ("frequency", rc.epsilon_frequency), ("success", rc.zeta_success))
     score: dict[str, float] = {}
     parts: dict[str, dict[str, Any]] = {}
     for c in cands:
         r = rows[c]
         d = max(0.0, dense.get(c, 0.0))
         lx = lexical.get(c, 0.0)
-        g = graph.get(c, 0.0) if use_graph else 0.0
+        g = graph.get(c, 0.0)
         freq = math.log1p(r["uses"]) / math.log1p(max_uses) if max_uses else 0.0
         votes = r["helpful"] + r["unhelpful"]
         success = (r["helpful"] - r["unhelpful"]) / (votes + 1)
         personal = _personal(query, fb.get(c, []))
-        rel = relevance_now(r["quality"], r["floor"], r["used_at"], now, half_life_days)
-        s = (rc["alpha_dense"] * d + rc["beta_bm25"] * lx + rc["gamma_graph"] * g + rc["delta_personal"] * personal
-             + rc["epsilon_frequency"] * freq + rc["zeta_success"] * success) * rel
-        score[c] = s
+        rel = relevance_now(r["quality"], r["floor"], r["used_at"], now, rc.half_life_days)
+        raw = {"dense": d, "lexical": lx, "graph": g, "personal": personal, "frequency": freq, "success": success}
+        score[c] = weighted_score(raw, weights) * rel
         parts[c] = {"dense": round(d, 6), "lexical": round(lx, 6), "graph": round(g, 6), "frequency": round(freq, 6),
                     "personal": round(personal, 6), "success": round(success, 6), "relevance": round(rel, 6),
                     "was_seed": c in seeds}
-    order = sorted(cands, key=lambda c: (-score[c], c))[:limit]
+    order = ranked(score)[:limit]
     return Ranked(order, score, parts, parent, rows)

@@ -67,14 +67,15 @@ class AnnIndex:
             if meta.get("deletions") == state[1] and meta.get("model") == self.model:
                 self.index = self._Index.restore(str(self.path))
                 self.state = (int(meta["last_id"]), int(meta["deletions"]))
-        if self.index is None or (self.state is not None and self.state[1] != state[1]):
+        if self.index is None or self.state is None or self.state[1] != state[1]:
             self.index, self.state = self._new(), (0, state[1])
-        rowids, item_ids, blobs = self.store.load_vectors(self.item_kind, self.model, self.state[0])
+        last_id = self.state[0]
+        rowids, item_ids, blobs = self.store.load_vectors(self.item_kind, self.model, last_id)
         # Row ids of every vector the index holds map back to item ids through the store.
         if rowids:
             mat = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(rowids), -1)
             self.index.add(np.asarray(rowids, dtype=np.int64), mat)
-        self.state = (max([self.state[0], *rowids]), state[1])
+        self.state = (max([last_id, *rowids]), state[1])
         self._save()
 
     def _save(self) -> None:
@@ -83,8 +84,9 @@ class AnnIndex:
         self.index.save(str(tmp))
         os.replace(tmp, self.path)
         meta_tmp = self.meta_path.with_name(self.meta_path.name + ".tmp")
-        meta_tmp.write_text(json.dumps({"model": self.model, "last_id": self.state[0],
-                                        "deletions": self.state[1]}), encoding="utf-8")
+        last_id, deletions = self.state or (0, 0)
+        meta_tmp.write_text(json.dumps({"model": self.model, "last_id": last_id,
+                                        "deletions": deletions}), encoding="utf-8")
         os.replace(meta_tmp, self.meta_path)
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -1,20 +1,38 @@
-"""Retrieval is configured by data: a SearchConfig, with named presets."""
+"""Retrieval is configured by data: one SearchConfig with a sub-config per kind, and named presets.
+
+``SearchConfig`` holds what every kind of retrieval reads: ``passages`` (the hybrid search over
+chunks, entities, documents and pages; named presets in :data:`PRESETS`), ``graph`` (the seed's
+entity query), ``memories`` and ``skills`` (named presets in :data:`SKILL_PRESETS`). The knowledge
+base's configuration is read in exactly one place, :func:`search_config`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import Config
+from ..embeddings.registry import is_contextual
 from ..errors import InvalidInput
 
-__all__ = ["SearchConfig", "PRESETS", "resolve_config", "auto_preset", "is_contextual"]
+__all__ = ["SearchConfig", "PassageConfig", "GraphQueryConfig", "MemoryConfig", "SkillConfig", "PRESETS",
+           "SKILL_PRESETS", "resolve_config", "search_config", "auto_preset",
+           "is_contextual"]
+
+
+def _replace(cfg: Any, what: str, changes: Mapping[str, Any]) -> Any:
+    known = {f.name for f in dataclasses.fields(cfg)}
+    bad = set(changes) - known
+    if bad:
+        raise InvalidInput(f"unknown {what} setting(s) {sorted(bad)}; known: {', '.join(sorted(known))}")
+    return dataclasses.replace(cfg, **changes)
 
 
 @dataclass(frozen=True)
-class SearchConfig:
-    """Every knob of the search pipeline. The defaults are the best configuration found by
+class PassageConfig:
+    """Every knob of the passage search pipeline. The defaults are the best configuration found by
     bench/multihop.py on MuSiQue (see docs/benchmarks.md)."""
 
     # seeds
@@ -64,37 +82,140 @@ class SearchConfig:
     beta: float = 0.3
     gamma: float = 0.3
 
-    def replace(self, **changes: Any) -> SearchConfig:
+    def replace(self, **changes: Any) -> PassageConfig:
         """A copy with some fields changed (unknown fields are an InvalidInput)."""
-        known = {f.name for f in dataclasses.fields(self)}
-        bad = set(changes) - known
-        if bad:
-            raise InvalidInput(f"unknown search setting(s) {sorted(bad)}; known: {', '.join(sorted(known))}")
-        return dataclasses.replace(self, **changes)
+        return _replace(self, "search", changes)
 
 
-PRESETS: dict[str, SearchConfig] = {
-    "default": SearchConfig(),
-    "bm25": SearchConfig(use_dense=False, use_entities=False, strategy="none", alpha=0.0, beta=1.0, gamma=0.0),
-    "dense": SearchConfig(use_lexical=False, use_entities=False, strategy="none", alpha=1.0, beta=0.0, gamma=0.0),
-    "rrf": SearchConfig(use_entities=False, strategy="none", fusion="rrf", alpha=0.0, beta=0.0, gamma=0.0),
-    "hybrid": SearchConfig(strategy="none", gamma=0.0, alpha=0.5, beta=0.5),
-    "bfs": SearchConfig(strategy="bfs"),
-    "ppr": SearchConfig(strategy="ppr"),
+PRESETS: dict[str, PassageConfig] = {
+    "default": PassageConfig(),
+    "bm25": PassageConfig(use_dense=False, use_entities=False, strategy="none", alpha=0.0, beta=1.0, gamma=0.0),
+    "dense": PassageConfig(use_lexical=False, use_entities=False, strategy="none", alpha=1.0, beta=0.0, gamma=0.0),
+    "rrf": PassageConfig(use_entities=False, strategy="none", fusion="rrf", alpha=0.0, beta=0.0, gamma=0.0),
+    "hybrid": PassageConfig(strategy="none", gamma=0.0, alpha=0.5, beta=0.5),
+    "bfs": PassageConfig(strategy="bfs"),
+    "ppr": PassageConfig(strategy="ppr"),
     # HippoRAG 2's recipe: the query matched against "subject relation object" facts seeds the
     # walk, passages get little restart mass, walks go further. Better with contextual embedders
     # (MiniLM: MuSiQue R@5 63.4 -> 66.5); worse with static ones (60.1 -> 58.5), see
     # docs/benchmarks.md. "auto" (the configured default) adds it for those, on dense graphs.
-    "facts": SearchConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3),
+    "facts": PassageConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3),
     # One feedback round (the query + its best passage, searched again, fused by rank): with a
     # contextual embedder MuSiQue R@5 63.4 -> 68.8 (PPR), 66.5 -> 69.4 (facts); with a static
     # one it loses (60.1 -> 55.9): a static vector of a long text is a bag of its words.
-    "feedback": SearchConfig(feedback_passages=1),
-    "facts+feedback": SearchConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3,
-                                   feedback_passages=1),
+    "feedback": PassageConfig(feedback_passages=1),
+    "facts+feedback": PassageConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3,
+                                    feedback_passages=1),
 }
 
-CONTEXTUAL_BACKENDS = ("sentence-transformers", "openai")
+
+@dataclass(frozen=True)
+class GraphQueryConfig:
+    """The seed's entity query (``kb.query``, ``query_with_evidence``, ``graph.neighbours``): BFS
+    constraints and evidence bounds (config section ``[graph]``)."""
+
+    min_confidence: float = 0.6
+    max_depth: int = 2
+    max_nodes: int = 50
+    max_edges: int = 200
+    max_seeds: int = 10
+    max_evidence_per_item: int = 3
+    max_evidence_chunks: int = 20
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """Memory search: seeds -> expand -> ``(alpha*dense + beta*lexical + gamma*graph + feedback
+    terms) * relevance``. ContextKit's names (config ``[memory.context_graph.retrieval]``); the
+    defaults are the best found by bench/locomo.py."""
+
+    enabled: bool = True
+    algorithm: str = "bfs"
+    seed_top_k: int = 10
+    expansion_depth: int = 2
+    max_candidates: int = 50
+    edge_weight_floor: float = 0.1
+    ppr_damping: float = 0.85
+    alpha_dense: float = 0.55
+    beta_bm25: float = 0.15
+    gamma_graph: float = 0.30
+    delta_personal: float = 0.0
+    epsilon_frequency: float = 0.0
+    zeta_success: float = 0.0
+    half_life_days: float = 30.0     # [memory.context_graph.decay]: relevance fades with it
+    mention_entities: bool = True    # [memory]: memories naming an entity the query names are seeds
+
+
+@dataclass(frozen=True)
+class SkillConfig:
+    """Knobs of skill retrieval; the defaults are the best found by bench/skills.py."""
+
+    use_lexical: bool = True
+    use_dense: bool = True
+    use_exact: bool = True
+    # FTS5 bm25() column weights: name, triggers, tags, description, body
+    field_weights: tuple[float, float, float, float, float] = (10.0, 10.0, 4.0, 2.0, 0.5)
+    pool_k: int = 40                 # lexical and dense candidates each
+    seed_k: int = 8                  # fused seeds the graph walk starts from
+    rrf_k: float = 60.0
+    strategy: str = "bfs"            # bfs (one hop) | ppr | none
+    ppr_restart: float = 0.5
+    ppr_eps: float = 1e-3
+    max_graph: int = 30              # graph-only candidates added
+    # multipliers of the stored edge weights in the walk, by edge type
+    edge_types: tuple[tuple[str, float], ...] = (("related", 1.0), ("mentions", 1.0), ("similar", 1.0),
+                                                 ("sibling", 1.0))
+    exact_min_words: int = 2         # a one-word name counts as exact only in backticks or /name
+    alpha: float = 0.2               # dense
+    beta: float = 0.7                # lexical
+    gamma: float = 0.1               # graph
+
+    def replace(self, **changes: Any) -> SkillConfig:
+        """A copy with some fields changed (unknown fields are an InvalidInput)."""
+        return _replace(self, "skills search", changes)
+
+
+SKILL_PRESETS: dict[str, SkillConfig] = {
+    "default": SkillConfig(),
+    "bm25": SkillConfig(use_dense=False, use_exact=False, strategy="none", alpha=0.0, beta=1.0, gamma=0.0),
+    "dense": SkillConfig(use_lexical=False, use_exact=False, strategy="none", alpha=1.0, beta=0.0, gamma=0.0),
+    "ppr": SkillConfig(strategy="ppr"),
+    "none": SkillConfig(strategy="none", gamma=0.0),
+}
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """What retrieval reads, one sub-config per kind. ``preset`` names the passage preset used
+    when a search names none ("auto" resolves from the embedder, see :func:`auto_preset`)."""
+
+    passages: PassageConfig = field(default_factory=PassageConfig)
+    graph: GraphQueryConfig = field(default_factory=GraphQueryConfig)
+    memories: MemoryConfig = field(default_factory=MemoryConfig)
+    skills: SkillConfig = field(default_factory=SkillConfig)
+    preset: str = "auto"
+
+
+_MEMORY_KEYS = tuple(f.name for f in dataclasses.fields(MemoryConfig) if f.name not in
+                     ("half_life_days", "mention_entities"))
+_GRAPH_KEYS = tuple(f.name for f in dataclasses.fields(GraphQueryConfig))
+
+
+def search_config(config: Config) -> SearchConfig:
+    """The retrieval settings of a knowledge base's (validated) configuration.
+
+    The one place retrieval reads the knowledge base's config: ``[search] preset``, ``[graph]``,
+    ``[memory.context_graph.retrieval]`` with the decay half-life and ``[memory]
+    mention_entities``. Values are taken as configured (validation is the config module's)."""
+    memory = config.memory
+    cg = memory.context_graph
+    return SearchConfig(
+        graph=GraphQueryConfig(**{k: getattr(config.graph, k) for k in _GRAPH_KEYS}),
+        memories=MemoryConfig(**{k: getattr(cg.retrieval, k) for k in _MEMORY_KEYS},
+                              half_life_days=cg.decay.half_life_days,
+                              mention_entities=memory.mention_entities),
+        preset=config.search.preset,
+    )
 
 
 def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> str:
@@ -108,16 +229,8 @@ def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> st
     return "facts+feedback" if relations >= max(passages, 1) else "feedback"
 
 
-def is_contextual(embedder_spec: str) -> bool:
-    """Whether a SPEC names a contextual embedder (sentence-transformers, OpenAI-compatible)."""
-    backend = embedder_spec.partition(":")[0].strip().lower().replace("_", "-")
-    if backend in ("st", "sentence-transformer", "sentencetransformers"):
-        backend = "sentence-transformers"
-    return backend in CONTEXTUAL_BACKENDS
-
-
 def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,
-                   base: SearchConfig | None = None) -> SearchConfig:
+                   base: PassageConfig | None = None) -> PassageConfig:
     """Preset (default 'default') with overrides applied."""
     name = preset or "default"
     if base is None:
@@ -138,3 +251,4 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
     if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0:
         raise InvalidInput("feedback_rrf_k and feedback_weight must be >= 0")
     return cfg
+

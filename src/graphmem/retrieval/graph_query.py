@@ -1,27 +1,26 @@
 """Graph query with evidence: entity seeds from the query text, BFS, provenance.
 
 This is the foundation's ``query`` / ``query_with_evidence`` (the seed's shapes). Seeds are
-entities whose name or alias matches the query: whole phrases first (longest first), then
-word-level full-text matches (BM25 over names, stemmed, stop words ignored). Expansion is a
-BFS in both directions with the seed's constraints (depth, confidence, node cap). Its cost
-follows the neighbourhood touched: each level is one indexed lookup of the frontier's edges.
+entities whose name or alias matches the query (:func:`.seeds.find_seed_entities`). Expansion
+is the core's BFS (:func:`.core.expand_bfs`) in both directions with the seed's constraints
+(depth, confidence, node cap). Its cost follows the neighbourhood touched: each level is one
+indexed lookup of the frontier's edges.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..models import ENTITY, SKILL, Edge, Node, Provenance
-from ..text import STOP_WORDS, normalize_name, query_words
+from ..context import Context
+from ..models import Edge, Node, Provenance
+from .config import GraphQueryConfig, search_config
+from .core import expand_bfs
+from .search import search
+from .seeds import find_seed_entities
 
-if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
-
-__all__ = ["BfsResult", "bfs", "find_seed_entities", "graph_query", "query_with_evidence"]
-
-_MAX_PHRASE = 6
+__all__ = ["BfsResult", "bfs", "find_seed_entities", "frontier_edges", "graph_query", "query_with_evidence"]
 
 
 @dataclass
@@ -43,39 +42,21 @@ def bfs(
 
     ``edges_of(frontier)`` returns the (already confidence-filtered) edges touching the
     frontier, strongest first; stronger edges are followed first when the node cap bites.
+    (The core's BFS with every step weighing 1: the first edge to reach a node keeps it.)
     """
-    order: list[str] = []
-    depth: dict[str, int] = {}
-    parent: dict[str, tuple[str, Edge]] = {}
-    for s in seeds:
-        if s not in depth and len(order) < max_nodes:
-            depth[s] = 0
-            order.append(s)
-    frontier = list(order)
-    for level in range(1, max_depth + 1):
-        if not frontier or len(order) >= max_nodes:
-            break
-        in_frontier = set(frontier)
-        nxt: list[str] = []
+
+    def steps(frontier: list[str]) -> Iterator[tuple[str, str, float, Edge]]:
+        inside = set(frontier)
         for e in edges_of(frontier):
             for here, there in ((e.source, e.target), (e.target, e.source)):
-                if here in in_frontier and there not in depth:
-                    if len(order) >= max_nodes:
-                        break
-                    depth[there] = level
-                    parent[there] = (here, e)
-                    order.append(there)
-                    nxt.append(there)
-        frontier = nxt
-    return BfsResult(order, depth, parent)
+                if here in inside:
+                    yield here, there, 1.0, e
+
+    res = expand_bfs(dict.fromkeys(seeds, 1.0), steps, depth=max_depth, max_nodes=max_nodes)
+    return BfsResult(list(res.score), res.depth, res.parent)
 
 
-def _stem(word: str) -> str:
-    # Enough to match "leaks" to "leak" and "borders" to "border" without a stemmer.
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def frontier_edges(kb: KnowledgeBase, min_conf: float, max_nodes: int) -> Callable[[list[str]], list[Edge]]:
+def frontier_edges(ctx: Context, min_conf: float, max_nodes: int) -> Callable[[list[str]], list[Edge]]:
     """BFS neighbour lookup: the strongest edges of a frontier, light rows, bounded.
 
     A hub entity can have thousands of relations; BFS keeps at most ``max_nodes`` nodes, so
@@ -85,72 +66,10 @@ def frontier_edges(kb: KnowledgeBase, min_conf: float, max_nodes: int) -> Callab
     limit = max(200, 8 * max_nodes)
 
     def lookup(frontier: list[str]) -> list[Edge]:
-        rows = kb.store.adjacency(frontier, min_conf, limit)
+        rows = ctx.store.adjacency(frontier, min_conf, limit)
         return [Edge(eid, src, dst, typ, conf) for src, typ, dst, conf, eid in rows]
 
     return lookup
-
-
-def find_seed_entities(kb: KnowledgeBase, text: str, limit: int, strict: bool = False,
-                       with_skills: bool = False) -> list[str]:
-    """Entity ids named in ``text``, best first.
-
-    1. exact phrase matches of a name or alias (longest first);
-    2. names whose words occur contiguously in the text, punctuation aside ("KAGH-FM",
-       "Johnnycake, West Virginia");
-    3. names all of whose words occur in the text (plural-insensitive);
-    4. only when none of the above matched and not ``strict``: other word-level full-text
-       matches (BM25 over names).
-    Stop words never make a match on their own.
-    """
-    if limit <= 0:
-        return []
-    tokens = query_words(text, keep_stop_words=True)
-    phrases: list[str] = []
-    for n in range(min(_MAX_PHRASE, len(tokens)), 0, -1):
-        for i in range(len(tokens) - n + 1):
-            gram = tokens[i : i + n]
-            if gram[0] in STOP_WORDS or gram[-1] in STOP_WORDS:
-                continue
-            phrases.append(normalize_name(" ".join(gram)))
-    found = kb.store.find_nodes(ENTITY, phrases) if phrases else {}
-    if phrases and with_skills:  # a skill named in the text (its graph is the same graph)
-        for p, nid in kb.store.find_nodes(SKILL, phrases).items():
-            found.setdefault(p, nid)
-    seeds: list[str] = []
-    for p in phrases:  # longest phrases first
-        nid = found.get(p)
-        if nid and nid not in seeds:
-            seeds.append(nid)
-    if len(seeds) >= limit:
-        return seeds[:limit]
-    joined = " " + " ".join(tokens) + " "
-    stems = {_stem(t) for t in tokens if t not in STOP_WORDS}
-    cands = kb.store.search_node_names(text, ENTITY, limit * 5)
-    nodes = kb.store.get_nodes(nid for nid, _ in cands if nid not in seeds)
-    contiguous, covered, partial = [], [], []
-    for nid, _score in cands:
-        node = nodes.get(nid)
-        if node is None:
-            continue
-        best = 0
-        for name in [node.name, *node.aliases]:
-            words = query_words(name, keep_stop_words=True)
-            content = [w for w in words if w not in STOP_WORDS]
-            if not content:
-                continue
-            if " " + " ".join(words) + " " in joined:
-                best = max(best, 2)
-            elif {_stem(w) for w in content} <= stems:
-                best = max(best, 1)
-        (contiguous if best == 2 else covered if best == 1 else partial).append(nid)
-    ordered = contiguous + covered
-    if not strict and not seeds and not ordered:
-        ordered = partial  # nothing named exactly: fall back to word-level matches
-    for nid in ordered:
-        if nid not in seeds:
-            seeds.append(nid)
-    return seeds[:limit]
 
 
 def _node_out(node: Node, depth: int) -> dict[str, Any]:
@@ -177,17 +96,15 @@ def _edge_out(e: Edge, nodes: dict[str, Node]) -> dict[str, Any]:
     }
 
 
-def _hybrid(kb: KnowledgeBase, text: str, k: int, walk: bool) -> tuple[list[str], dict[str, float]]:
+def _hybrid(ctx: Context, text: str, k: int, walk: bool) -> tuple[list[str], dict[str, float]]:
     """The shared search pipeline's entity hits (ids, best first) and passage scores. Without
     ``walk`` only its seeds (BM25 + dense passages): the caller has its entities already."""
-    from .search import search  # search imports this module
-
     if not text.strip():
         return [], {}
     if walk:
-        res = search(kb, text, kinds=("chunk", "entity"), k=k, with_subgraph=False)
+        res = search(ctx, text, kinds=("chunk", "entity"), k=k, with_subgraph=False)
     else:
-        res = search(kb, text, kinds=("chunk",), k=k, config={"strategy": "none", "use_entities": False},
+        res = search(ctx, text, kinds=("chunk",), k=k, config={"strategy": "none", "use_entities": False},
                      with_subgraph=False)
     ents = [h.id for h in res.hits if h.kind == "entity"]
     top = max((h.score for h in res.hits if h.kind == "chunk"), default=0.0)
@@ -195,23 +112,22 @@ def _hybrid(kb: KnowledgeBase, text: str, k: int, walk: bool) -> tuple[list[str]
     return ents, chunks
 
 
-def _run(kb: KnowledgeBase, text: str, hybrid: bool = False
+def _run(ctx: Context, g: GraphQueryConfig, text: str, hybrid: bool = False
          ) -> tuple[dict[str, Any], BfsResult, dict[str, Node], list[Edge], dict[str, float]]:
-    g = kb.config["graph"]
-    min_conf = g["min_confidence"]
+    min_conf = g.min_confidence
     passages: dict[str, float] = {}
     if hybrid:
         # Entities the text names are the precise seeds; when it names none, the hybrid
         # pipeline's entity hits (BM25 + dense + PPR) stand in. Its best passages are evidence.
-        seeds = find_seed_entities(kb, text, g["max_seeds"], strict=True, with_skills=True)
-        ents, passages = _hybrid(kb, text, g["max_seeds"], walk=not seeds)
+        seeds = find_seed_entities(ctx, text, g.max_seeds, strict=True, with_skills=True)
+        ents, passages = _hybrid(ctx, text, g.max_seeds, walk=not seeds)
         if not seeds:
-            seeds = ents[: g["max_seeds"]]
+            seeds = ents[: g.max_seeds]
     else:
-        seeds = find_seed_entities(kb, text, g["max_seeds"], with_skills=True)
-    res = bfs(seeds, frontier_edges(kb, min_conf, g["max_nodes"]), max_depth=g["max_depth"], max_nodes=g["max_nodes"])
-    nodes = kb.store.get_nodes(res.order)
-    edges = kb.store.edges_among(res.order, min_conf, g["max_edges"]) if res.order else []
+        seeds = find_seed_entities(ctx, text, g.max_seeds, with_skills=True)
+    res = bfs(seeds, frontier_edges(ctx, min_conf, g.max_nodes), max_depth=g.max_depth, max_nodes=g.max_nodes)
+    nodes = ctx.store.get_nodes(res.order)
+    edges = ctx.store.edges_among(res.order, min_conf, g.max_edges) if res.order else []
     out = {
         "nodes": {nid: _node_out(nodes[nid], res.depth[nid]) for nid in res.order if nid in nodes},
         "edges": [_edge_out(e, nodes) for e in edges],
@@ -219,9 +135,9 @@ def _run(kb: KnowledgeBase, text: str, hybrid: bool = False
     return out, res, nodes, edges, passages
 
 
-def graph_query(kb: KnowledgeBase, text: str) -> dict[str, Any]:
+def graph_query(ctx: Context, text: str) -> dict[str, Any]:
     """``{"nodes": {id: {...}}, "edges": [...]}`` for the entities the query names."""
-    return _run(kb, text)[0]
+    return _run(ctx, search_config(ctx.config).graph, text)[0]
 
 
 def _step_text(e: Edge, nodes: dict[str, Node], docs: list[str]) -> str:
@@ -230,7 +146,7 @@ def _step_text(e: Edge, nodes: dict[str, Node], docs: list[str]) -> str:
     return f"{nodes[e.source].name} --[{e.type}]--> {nodes[e.target].name}{cite}"
 
 
-def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
+def query_with_evidence(ctx: Context, text: str) -> dict[str, Any]:
     """The subgraph plus the documents, chunks and spans that support it.
 
     Seeds are the entities the text names or, when it names none, the entity hits of the
@@ -242,19 +158,19 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
     evidence_paths}``. ``evidence_chain`` is the seed's one-line form; ``evidence_paths``
     lists each path from a seed, every step with the documents that support it.
     """
-    subgraph, res, nodes, edges, passages = _run(kb, text, hybrid=True)
+    g = search_config(ctx.config).graph
+    subgraph, res, nodes, edges, passages = _run(ctx, g, text, hybrid=True)
     if not subgraph["nodes"] and not passages:
         return {"query": text, "subgraph": subgraph, "supporting_documents": [],
                 "evidence_chain": "No matching nodes found.", "evidence_paths": []}
-    g = kb.config["graph"]
-    per_item = g["max_evidence_per_item"]
+    per_item = g.max_evidence_per_item
     # Evidence for the edges BFS walked plus the strongest others (bounded: a dense subgraph can
     # hold hundreds of edges, and each costs a lookup).
     tree = {e.id for _, e in res.parent.values()}
-    cited = [e for e in edges if e.id in tree] + [e for e in edges if e.id not in tree][: g["max_nodes"]]
-    edge_prov = kb.store.provenance_for("edge", [e.id for e in cited], per_item)
+    cited = [e for e in edges if e.id in tree] + [e for e in edges if e.id not in tree][: g.max_nodes]
+    edge_prov = ctx.store.provenance_for("edge", [e.id for e in cited], per_item)
     # Seeds' own evidence first, then the rest in discovery order.
-    node_prov = kb.store.provenance_for("node", res.order, per_item)
+    node_prov = ctx.store.provenance_for("node", res.order, per_item)
 
     # Rank chunks by what they support: relations count more than mentions.
     chunk_score: dict[str, float] = {}
@@ -283,8 +199,8 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
     # The hybrid pipeline's passages count too (its best one as much as a relation's evidence).
     for cid, score in passages.items():
         chunk_score[cid] = chunk_score.get(cid, 0.0) + 2.0 * score
-    best = sorted(chunk_score, key=lambda c: (-chunk_score[c], c))[: g["max_evidence_chunks"]]
-    chunks = kb.store.get_chunks(best)
+    best = sorted(chunk_score, key=lambda c: (-chunk_score[c], c))[: g.max_evidence_chunks]
+    chunks = ctx.store.get_chunks(best)
     by_doc: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for cid in best:
         ch = chunks.get(cid)
@@ -296,7 +212,7 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
         })
     supporting_documents = []
     for (doc_id, version), chunk_list in by_doc.items():
-        doc = kb.store.get_document(doc_id, version)
+        doc = ctx.store.get_document(doc_id, version)
         supporting_documents.append({
             "doc_id": doc_id,
             "doc_title": doc.title if doc else doc_id,
@@ -323,7 +239,7 @@ def query_with_evidence(kb: KnowledgeBase, text: str) -> dict[str, Any]:
             cur = here
         chain.reverse()
         steps = []
-        for here, e in chain:
+        for _here, e in chain:
             covered.add(e.id)
             steps.append({"source": e.source, "target": e.target, "type": e.type, "edge_id": e.id,
                           "confidence": e.confidence, "documents": docs_of(e.id)})

@@ -18,7 +18,7 @@ from html import escape
 from typing import Any, Protocol
 
 from ..errors import InvalidInput
-from ..retrieval.search import estimate_tokens
+from ..retrieval.evidence import estimate_tokens
 
 __all__ = ["PromptBlock", "render_block", "FORMATS"]
 

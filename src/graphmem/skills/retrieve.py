@@ -12,63 +12,22 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInput
-from ..retrieval.fusion import rrf
+from ..context import Context
+from ..retrieval.config import SKILL_PRESETS, SkillConfig
+from ..retrieval.core import expand_bfs, weighted_score
+from ..retrieval.fusion import max_normalise, rrf
 from ..retrieval.ppr import personalized_pagerank
 from .index import SkillIndex, message_keys
 
-if TYPE_CHECKING:
-    from ..kb import KnowledgeBase
-
 __all__ = ["SkillSearchConfig", "SKILL_PRESETS", "SkillHit", "retrieve_skills"]
 
-
-@dataclass(frozen=True)
-class SkillSearchConfig:
-    """Knobs of skill retrieval; the defaults are the best found by bench/skills.py."""
-
-    use_lexical: bool = True
-    use_dense: bool = True
-    use_exact: bool = True
-    # FTS5 bm25() column weights: name, triggers, tags, description, body
-    field_weights: tuple[float, float, float, float, float] = (10.0, 10.0, 4.0, 2.0, 0.5)
-    pool_k: int = 40                 # lexical and dense candidates each
-    seed_k: int = 8                  # fused seeds the graph walk starts from
-    rrf_k: float = 60.0
-    strategy: str = "bfs"            # bfs (one hop) | ppr | none
-    ppr_restart: float = 0.5
-    ppr_eps: float = 1e-3
-    max_graph: int = 30              # graph-only candidates added
-    # multipliers of the stored edge weights in the walk, by edge type
-    edge_types: tuple[tuple[str, float], ...] = (("related", 1.0), ("mentions", 1.0), ("similar", 1.0),
-                                                 ("sibling", 1.0))
-    exact_min_words: int = 2         # a one-word name counts as exact only in backticks or /name
-    alpha: float = 0.2               # dense
-    beta: float = 0.7                # lexical
-    gamma: float = 0.1               # graph
-
-    def replace(self, **changes: Any) -> SkillSearchConfig:
-        known = {f.name for f in dataclasses.fields(self)}
-        bad = set(changes) - known
-        if bad:
-            raise InvalidInput(f"unknown skills search setting(s) {sorted(bad)}; known: {', '.join(sorted(known))}")
-        return dataclasses.replace(self, **changes)
-
-
-SKILL_PRESETS: dict[str, SkillSearchConfig] = {
-    "default": SkillSearchConfig(),
-    "bm25": SkillSearchConfig(use_dense=False, use_exact=False, strategy="none", alpha=0.0, beta=1.0, gamma=0.0),
-    "dense": SkillSearchConfig(use_lexical=False, use_exact=False, strategy="none", alpha=1.0, beta=0.0, gamma=0.0),
-    "ppr": SkillSearchConfig(strategy="ppr"),
-    "none": SkillSearchConfig(strategy="none", gamma=0.0),
-}
+SkillSearchConfig = SkillConfig  # the name faces and users know; one config in retrieval/config.py
 
 
 @dataclass
@@ -115,23 +74,14 @@ def _marked(lowered: str, word: str) -> bool:
     return f"`{word}`" in lowered or f"/{word}" in lowered or f"${word}" in lowered
 
 
-def retrieve_skills(kb: KnowledgeBase, idx: SkillIndex, message: str, top_k: int,
-                    cfg: SkillSearchConfig, return_all_factor: float) -> list[SkillHit]:
+def retrieve_skills(ctx: Context, idx: SkillIndex, message: str, top_k: int,
+                    cfg: SkillConfig, return_all_factor: float) -> list[SkillHit]:
     """The ``top_k`` skills for ``message`` (all of them, ranked, when there are few)."""
     n = len(idx)
     if n == 0:
         return []
-    lex: dict[int, float] = {}
-    if cfg.use_lexical:
-        for sid, s in kb.store.skill_bm25(message, cfg.field_weights, cfg.pool_k):
-            j = idx.by_id.get(sid)
-            if j is not None:
-                lex[j] = s
-    dense_all: np.ndarray | None = None
-    if cfg.use_dense and idx.vectors is not None:
-        q = kb.embed_query(message)
-        if q is not None:
-            dense_all = idx.vectors @ np.asarray(q, dtype=np.float32)
+    lex = _lexical(ctx, idx, message, cfg)
+    dense_all = _dense_all(ctx, idx, message, cfg)
     dense: dict[int, float] = {}
     if dense_all is not None:
         k = min(cfg.pool_k, n)
@@ -145,58 +95,90 @@ def retrieve_skills(kb: KnowledgeBase, idx: SkillIndex, message: str, top_k: int
     for i in exact:
         if i not in seeds:
             seeds.append(i)
-    graph: dict[int, float] = {}
-    parent: dict[int, int] = {}
-    if cfg.strategy != "none" and seeds and idx.adjacency:
-        pers = {i: fused.get(i, max(fused.values(), default=1.0)) for i in seeds}
-        tw = dict(cfg.edge_types)
-        if cfg.strategy == "ppr":
-            res = personalized_pagerank(
-                pers, lambda nodes: {u: [(v, w * tw.get(t, 1.0)) for v, w, t in idx.adjacency.get(u, ())]
-                                     for u in nodes},
-                alpha=cfg.ppr_restart, eps=cfg.ppr_eps, max_nodes=5000)
-            seed_set = set(seeds)
-            graph = {i: s for i, s in res.scores.items() if s > 0}
-            parent = {i: p for i, p in res.parent.items() if i not in seed_set}
-        else:
-            total = sum(pers.values()) or 1.0
-            for s in seeds:
-                graph[s] = max(graph.get(s, 0.0), pers[s] / total)
-                for v, w, t in idx.adjacency.get(s, ()):
-                    g = pers[s] / total * w * tw.get(t, 1.0)
-                    if g > graph.get(v, 0.0):
-                        graph[v] = g
-                        if v not in pers:
-                            parent[v] = s
+    graph, parent = _expand(idx, seeds, fused, cfg)
     cands = set(lex) | set(dense) | exact | set(seeds)
     graph_only = sorted((i for i in graph if i not in cands), key=lambda i: -graph[i])[: cfg.max_graph]
     cands |= set(graph_only)
     everything = n <= top_k * return_all_factor
     if everything:
         cands = set(range(n))
-
-    def norm(m: Mapping[int, float]) -> dict[int, float]:
-        top = max((v for v in m.values() if v > 0), default=0.0)
-        return {i: v / top for i, v in m.items() if v > 0} if top > 0 else {}
-
     if dense_all is not None:
         dense = {i: float(dense_all[i]) for i in cands}
-    nl, nd, ng = norm(lex), norm(dense), norm({i: graph[i] for i in cands if i in graph})
     direct = set(seeds) | set(lex) | dense_pool  # matched directly, not only through the graph
-    hits: list[SkillHit] = []
-    for i in cands:
-        parts = {"dense": nd.get(i, 0.0), "lexical": nl.get(i, 0.0), "graph": ng.get(i, 0.0),
-                 "exact": 1.0 if i in exact else 0.0}
-        score = cfg.alpha * parts["dense"] + cfg.beta * parts["lexical"] + cfg.gamma * parts["graph"]
-        via = "exact" if i in exact else "seed" if i in direct else "graph" if i in graph else "all"
-        e = idx.entries[i]
-        src = parent.get(i)
-        hits.append(SkillHit(e.id, e.name, e.description, e.category, e.path, score, via, parts,
-                             idx.entries[src].id if via == "graph" and src is not None else None))
-    hits.sort(key=lambda h: (-h.score, h.id))
+    hits = _rerank(idx, cands, cfg, lex, dense, {i: graph[i] for i in cands if i in graph}, exact, direct,
+                   graph, parent)
     if everything:
         return hits
     # Exact matches are never dropped: they take places from the lowest-scored others.
     pinned = [h for h in hits if h.via == "exact"]
     rest = [h for h in hits if h.via != "exact"][: max(0, top_k - len(pinned))]
     return sorted(pinned + rest, key=lambda h: (-h.score, h.id))
+
+
+def _lexical(ctx: Context, idx: SkillIndex, message: str, cfg: SkillConfig) -> dict[int, float]:
+    """Fielded BM25 of the skills matching ``message`` (by index row)."""
+    lex: dict[int, float] = {}
+    if cfg.use_lexical:
+        for sid, s in ctx.store.skill_bm25(message, cfg.field_weights, cfg.pool_k):
+            j = idx.by_id.get(sid)
+            if j is not None:
+                lex[j] = s
+    return lex
+
+
+def _dense_all(ctx: Context, idx: SkillIndex, message: str, cfg: SkillConfig) -> np.ndarray | None:
+    """Cosine of the message with every skill (None without vectors or a model)."""
+    if cfg.use_dense and idx.vectors is not None:
+        q = ctx.embeddings.embed_query(message)
+        if q is not None:
+            return idx.vectors @ np.asarray(q, dtype=np.float32)
+    return None
+
+
+def _expand(idx: SkillIndex, seeds: list[int], fused: Mapping[int, float], cfg: SkillConfig
+            ) -> tuple[dict[int, float], dict[int, int]]:
+    """Graph scores from the seeds over the skill edges (weights times the edge type's multiplier):
+    one BFS hop (a seed's share times the edge weight) or personalised PageRank."""
+    if cfg.strategy == "none" or not seeds or not idx.adjacency:
+        return {}, {}
+    pers = {i: fused.get(i, max(fused.values(), default=1.0)) for i in seeds}
+    tw = dict(cfg.edge_types)
+    if cfg.strategy == "ppr":
+        res = personalized_pagerank(
+            pers, lambda nodes: {u: [(v, w * tw.get(t, 1.0)) for v, w, t in idx.adjacency.get(u, ())]
+                                 for u in nodes},
+            alpha=cfg.ppr_restart, eps=cfg.ppr_eps, max_nodes=5000)
+        seed_set = set(seeds)
+        return ({i: s for i, s in res.scores.items() if s > 0},
+                {i: p for i, p in res.parent.items() if i not in seed_set})
+    total = sum(pers.values()) or 1.0
+
+    def steps(frontier: list[int]) -> Iterator[tuple[int, int, float, None]]:
+        for u in frontier:
+            for v, w, t in idx.adjacency.get(u, ()):
+                yield u, v, w * tw.get(t, 1.0), None
+
+    # Seeds' shares as they were before the hop: a seed raised by another seed spreads its own.
+    walk = expand_bfs({s: pers[s] / total for s in seeds}, steps, depth=1, update="level")
+    return walk.score, {v: u for v, (u, _) in walk.parent.items()}
+
+
+def _rerank(idx: SkillIndex, cands: set[int], cfg: SkillConfig, lex: Mapping[int, float],
+            dense: Mapping[int, float], graph_c: Mapping[int, float], exact: set[int], direct: set[int],
+            graph: Mapping[int, float], parent: Mapping[int, int]) -> list[SkillHit]:
+    """``alpha*dense + beta*lexical + gamma*graph``, each part normalised by its maximum; every hit
+    says how it was reached (exact, seed, graph, all)."""
+    nl, nd, ng = max_normalise(lex), max_normalise(dense), max_normalise(graph_c)
+    weights = (("dense", cfg.alpha), ("lexical", cfg.beta), ("graph", cfg.gamma))
+    hits: list[SkillHit] = []
+    for i in cands:
+        parts = {"dense": nd.get(i, 0.0), "lexical": nl.get(i, 0.0), "graph": ng.get(i, 0.0),
+                 "exact": 1.0 if i in exact else 0.0}
+        score = weighted_score(parts, weights)
+        via = "exact" if i in exact else "seed" if i in direct else "graph" if i in graph else "all"
+        e = idx.entries[i]
+        src = parent.get(i)
+        hits.append(SkillHit(e.id, e.name, e.description, e.category, e.path, score, via, parts,
+                             idx.entries[src].id if via == "graph" and src is not None else None))
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits

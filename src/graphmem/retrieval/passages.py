@@ -1,0 +1,327 @@
+"""The passage adapter over the core: one round of seeds -> expand -> rerank for one query.
+
+The graph is one graph whose vertices are passages (chunks) and entities: passages connect to the
+entities they mention, entities to each other through relations (weight = confidence), as in
+HippoRAG. :func:`rank` runs the named steps below; :mod:`.search` adds the feedback round,
+documents, pages and evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..context import Context
+from ..models import ENTITY
+from .config import PassageConfig
+from .core import chain, expand_bfs, weighted_score
+from .fusion import max_normalise, rrf, weighted_sum
+from .hits import Hit
+from .ppr import personalized_pagerank
+from .seeds import find_seed_entities
+
+__all__ = ["GNode", "PassageGraph", "Round", "rank", "fact_seeds"]
+
+GNode = tuple[str, str]  # ("c", chunk_id) | ("n", node_id)
+
+
+class PassageGraph:
+    """Neighbours in the passage+entity graph, fetched in batches from the store."""
+
+    def __init__(self, ctx: Context, cfg: PassageConfig) -> None:
+        self.store = ctx.store
+        self.cfg = cfg
+
+    def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
+        out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
+        chunks = [i for t, i in nodes if t == "c"]
+        ents = [i for t, i in nodes if t == "n"]
+        w = self.cfg.mention_weight
+        if chunks:
+            by_chunk = self.store.chunk_entities(chunks)
+            power = self.cfg.mention_idf_power
+            counts = (self.store.entity_chunk_counts({e for es in by_chunk.values() for e in es})
+                      if power else {})
+            for cid, eids in by_chunk.items():
+                # Rare entities are the informative bridges; hubs ("2018", "city") spread mass thin.
+                out[("c", cid)] = [(("n", e), w / (max(counts.get(e, 1), 1) ** power) if power else w)
+                                   for e in eids]
+        if ents:
+            for src, _type, dst, conf, _id in self.store.adjacency(ents, self.cfg.min_confidence):
+                rw = conf * self.cfg.relation_weight
+                if ("n", src) in out:
+                    out[("n", src)].append((("n", dst), rw))
+                if ("n", dst) in out:
+                    out[("n", dst)].append((("n", src), rw))
+            by_entity = self.store.entities_chunks(ents, self.cfg.max_mentions_per_entity)
+            lead, boost = self.cfg.lead_chars, self.cfg.lead_mention_weight
+            for eid, cids in by_entity.items():
+                # A passage that names the entity in its title or lead is about it.
+                out[("n", eid)].extend((("c", cid), w * boost if first < lead else w) for cid, first in cids)
+        return out
+
+    def bfs_steps(self, frontier: list[GNode]) -> Iterator[tuple[GNode, GNode, float, None]]:
+        """The walk's edges as BFS steps: each hop halves (closer evidence ranks higher)."""
+        adj = self(frontier)
+        for u in frontier:
+            for v, w in adj.get(u, ()):
+                yield u, v, min(w, 1.0) * 0.5, None
+
+
+@dataclass
+class Round:
+    """What one round knows as it goes: first-stage scores, seeds, the walk, names for paths."""
+
+    query: str
+    qvec: np.ndarray | None
+    chunk_index: Any = None
+    lex: dict[str, float] = field(default_factory=dict)
+    dense: dict[str, float] = field(default_factory=dict)
+    fused: dict[str, float] = field(default_factory=dict)
+    seed_ids: set[str] = field(default_factory=set)
+    ent_seeds: dict[str, float] = field(default_factory=dict)
+    seeds: dict[GNode, float] = field(default_factory=dict)
+    graph_score: dict[GNode, float] = field(default_factory=dict)
+    parent: dict[GNode, GNode] = field(default_factory=dict)
+    names: dict[GNode, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int) -> Round:
+    """Seeds, expansion and the rerank of chunks and entities for one query; ``round.hits``
+    holds the best ``want`` hits of each kind asked for (chunks stand in for documents)."""
+    t0 = time.perf_counter()
+    r = Round(query, _query_vector(ctx, query, cfg))
+    _note_missing_model(ctx, r, cfg)
+    _first_stage(ctx, r, cfg, want)
+    if cfg.use_entities:
+        _graph_seeds(ctx, r, cfg)
+    r.timings["seeds"] = (time.perf_counter() - t0) * 1000
+    _walk_seeds(ctx, r, cfg)
+    _expand(ctx, r, cfg)
+    r.timings["expand"] = (time.perf_counter() - t0) * 1000 - r.timings["seeds"]
+    return r
+
+
+# -- 1. seeds -------------------------------------------------------------------------------------
+
+def _query_vector(ctx: Context, query: str, cfg: PassageConfig) -> np.ndarray | None:
+    return ctx.embeddings.embed_query(query) if cfg.use_dense or cfg.use_entities else None
+
+
+def _note_missing_model(ctx: Context, r: Round, cfg: PassageConfig) -> None:
+    # A model that failed to load was reported once already (a warning, kb.notes): repeating it
+    # in every result printed it twice per command (stdout and stderr).
+    emb = ctx.embeddings
+    if r.qvec is None and cfg.use_dense and emb.note and not emb.note_reported:
+        r.notes.append(emb.note)
+
+
+def _first_stage(ctx: Context, r: Round, cfg: PassageConfig, want: int) -> None:
+    """BM25 and dense candidate pools, fused; their heads are the passage seeds."""
+    # Candidate pools are deep (pool_k); only their heads seed the graph walk (seed_k_*).
+    pool = max(cfg.pool_k, want if cfg.strategy == "none" else 0)
+    if cfg.use_lexical:
+        r.lex = {h.chunk.chunk_id: h.score
+                 for h in ctx.store.search_chunks(r.query, max(pool, cfg.seed_k_lexical))}
+    r.chunk_index = ctx.embeddings.vector_index("chunk") if r.qvec is not None and cfg.use_dense else None
+    if r.chunk_index is not None:
+        r.dense = {c: v for c, v in r.chunk_index.search(r.qvec, max(pool, cfg.seed_k_dense))
+                   if v > cfg.dense_seed_min}
+    rankings = [sorted(m, key=lambda c, m=m: -m[c]) for m in (r.lex, r.dense)]  # type: ignore[misc]
+    if cfg.fusion == "rrf":
+        r.fused = rrf(rankings, cfg.rrf_k, cfg.fusion_weights)
+    else:
+        r.fused = weighted_sum([r.lex, r.dense], cfg.fusion_weights)
+    r.seed_ids = set(rankings[0][: cfg.seed_k_lexical]) | set(rankings[1][: cfg.seed_k_dense])
+
+
+def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
+    """Entities the query names (exact, whole-name matches) plus, when there is a query vector,
+    entities close to it in embedding space among those mentioned by the seed passages (a local
+    search: its cost follows the seeds, not the number of entities), plus fact seeds."""
+    seeds: dict[str, float] = {}
+    for nid in find_seed_entities(ctx, r.query, cfg.seed_k_entities, strict=True):
+        seeds[nid] = 1.0
+    near_chunks = sorted(r.seed_ids)
+    if r.qvec is not None and near_chunks:
+        index = ctx.embeddings.vector_index(ENTITY)
+        if index is not None:
+            near = {e for es in ctx.store.chunk_entities(near_chunks).values() for e in es}
+            sims = sorted(index.similarity(r.qvec, sorted(near)).items(), key=lambda t: -t[1])
+            for nid, sim in sims[: cfg.seed_k_entities]:
+                if sim >= cfg.entity_dense_min:
+                    seeds[nid] = max(seeds.get(nid, 0.0), sim)
+    for nid, w in fact_seeds(ctx, r.qvec, cfg).items():
+        seeds[nid] = max(seeds.get(nid, 0.0), w)
+    r.ent_seeds = seeds
+
+
+def fact_seeds(ctx: Context, qvec: np.ndarray | None, cfg: PassageConfig) -> dict[str, float]:
+    """The entities of the relations nearest the query as "subject relation object" facts
+    (HippoRAG 2's query-to-triple matching), weighted by cosine."""
+    ents: dict[str, float] = {}
+    facts = ctx.embeddings.vector_index("relation") if qvec is not None and cfg.fact_seed_k > 0 else None
+    if facts is None:
+        return ents
+    top = [(fid, sim) for fid, sim in facts.search(qvec, cfg.fact_seed_k) if sim >= cfg.fact_min]
+    edges = ctx.store.get_edges(fid for fid, _ in top)
+    for fid, sim in top:
+        e = edges.get(fid)
+        if e is not None:
+            for nid in (e.source, e.target):
+                ents[nid] = max(ents.get(nid, 0.0), sim * cfg.fact_weight)
+    return ents
+
+
+def _walk_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
+    """Restart weights of the walk: seed passages by fused score, query entities by HippoRAG's
+    node specificity (weight / passages mentioning it). PPR takes shares, BFS strengths."""
+    ppr = cfg.strategy == "ppr"
+    if r.seed_ids:
+        top = max(r.fused[c] for c in r.seed_ids)
+        total = sum(r.fused[c] for c in r.seed_ids)
+        for cid in r.seed_ids:
+            v = r.fused[cid]
+            r.seeds[("c", cid)] = cfg.passage_seed_weight * v / total if ppr else v / top
+    if r.ent_seeds:
+        counts = ctx.store.entity_chunk_counts(r.ent_seeds)
+        spec = {e: s / max(counts.get(e, 1), 1) for e, s in r.ent_seeds.items()}  # node specificity
+        total = sum(spec.values())
+        top = max(spec.values())
+        for e, v in spec.items():
+            r.seeds[("n", e)] = r.seeds.get(("n", e), 0.0) + (cfg.entity_seed_weight * v / total if ppr else v / top)
+
+
+# -- 2. expand ------------------------------------------------------------------------------------
+
+def _expand(ctx: Context, r: Round, cfg: PassageConfig) -> None:
+    if not r.seeds:
+        return
+    graph = PassageGraph(ctx, cfg)
+    if cfg.strategy == "ppr":
+        res = personalized_pagerank(r.seeds, graph, alpha=cfg.ppr_restart, eps=cfg.ppr_eps,
+                                    max_nodes=cfg.ppr_max_nodes)
+        r.graph_score, r.parent = res.scores, res.parent
+        if cfg.graph_walk_only:
+            # A seed's own restart mass says "it was a seed", which lexical/dense already say;
+            # the mass that arrived by walking is what the graph adds.
+            total_p = sum(r.seeds.values())
+            r.graph_score = {n: max(v - cfg.ppr_restart * r.seeds.get(n, 0.0) / total_p, 0.0)
+                             for n, v in r.graph_score.items()}
+    elif cfg.strategy == "bfs":
+        top = max(r.seeds.values())
+        walk = expand_bfs({n: v / top for n, v in r.seeds.items()}, graph.bfs_steps, depth=cfg.bfs_depth,
+                          max_nodes=cfg.bfs_max_nodes)
+        r.graph_score, r.parent = walk.score, {v: u for v, (u, _) in walk.parent.items()}
+
+
+# -- 3. rerank ------------------------------------------------------------------------------------
+
+def combine(cfg: PassageConfig, fused: Mapping[str, float], ids: list[str], dense_s: Mapping[str, float],
+            lex_s: Mapping[str, float], graph_s: Mapping[str, float], relevance: Mapping[str, float]
+            ) -> list[tuple[str, float, dict[str, float]]]:
+    """``(alpha*dense + beta*lexical + gamma*graph) * relevance``, each part normalised by its
+    maximum ("weighted") or ``1 / (rerank_k + rank)`` ("rrf"); best first."""
+    d, lx, g = max_normalise(dense_s), max_normalise(lex_s), max_normalise(graph_s)
+    ranks: list[dict[str, int]] = []
+    if cfg.rerank == "rrf":  # ranks instead of magnitudes: a strong second-hop signal counts
+        ranks = [_ranks(m) for m in (d, lx, g)]
+    out = []
+    for i in ids:
+        parts = {"dense": d.get(i, 0.0), "lexical": lx.get(i, 0.0), "graph": g.get(i, 0.0),
+                 "relevance": relevance.get(i, 1.0)}
+        if cfg.rerank == "rrf":
+            score = sum(w / (cfg.rerank_k + rk[i]) for w, rk in zip((cfg.alpha, cfg.beta, cfg.gamma), ranks)
+                        if i in rk)
+        else:
+            score = weighted_score(parts, (("dense", cfg.alpha), ("lexical", cfg.beta), ("graph", cfg.gamma)))
+        if cfg.alpha == cfg.beta == cfg.gamma == 0.0:  # pure fusion preset (e.g. rrf)
+            score = fused.get(i, 0.0)
+        out.append((i, score * parts["relevance"], parts))
+    return sorted(out, key=lambda t: (-t[1], t[0]))
+
+
+def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
+    """Rank (from 1) of every positive score, best first."""
+    return {x: r for r, x in enumerate(sorted((y for y in scores if scores[y] > 0), key=lambda y: -scores[y]), 1)}
+
+
+def _ancestors(node: GNode, parent: Mapping[GNode, GNode]) -> list[GNode]:
+    return chain(node, parent, 9)[:-1]
+
+
+def _path(node: GNode, r: Round) -> list[str]:
+    return [r.names.get(n, n[1]) for n in chain(node, r.parent)]
+
+
+def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], want: int) -> list[Hit]:
+    """Chunk and entity hits (the kinds asked for), best ``want`` of each, with their paths."""
+    store = ctx.store
+    chunk_cands = list(dict.fromkeys(
+        list(r.fused) + [n[1] for n in sorted((n for n in r.graph_score if n[0] == "c"),
+                                              key=lambda n: -r.graph_score[n])[:want]]))
+    info = store.chunk_info(chunk_cands)
+    chunk_cands = [c for c in chunk_cands if c in info and info[c][3]]  # latest versions only
+    for c in chunk_cands:
+        r.names[("c", c)] = f"{info[c][2]} [{c}]"
+    # Names only for what a result can show: paths of the best candidates and entity hits.
+    top_graph = sorted((n for n in r.graph_score if n[0] == "n"), key=lambda n: -r.graph_score[n])[:want]
+    on_paths = {p for c in chunk_cands[:want] for p in _ancestors(("c", c), r.parent) if p[0] == "n"}
+    ent_ids_needed = {n[1] for n in on_paths} | set(r.ent_seeds) | (
+        {n[1] for n in top_graph} if "entity" in kinds else set())
+    ent_map = store.get_nodes(ent_ids_needed) if "entity" in kinds else {}
+    for nid, name in store.node_names(ent_ids_needed).items():
+        r.names[("n", nid)] = name
+    hits: list[Hit] = []
+    if "chunk" in kinds or "document" in kinds:
+        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, want))
+    if "entity" in kinds:
+        hits.extend(_entity_hits(ctx, r, cfg, [n[1] for n in top_graph], ent_map, want))
+    return hits
+
+
+def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[str],
+                info: Mapping[str, Any], want: int) -> list[Hit]:
+    store = ctx.store
+    dsim = r.chunk_index.similarity(r.qvec, chunk_cands) if r.chunk_index is not None else {}
+    dsim = {c: max(s, 0.0) for c, s in dsim.items()}
+    blex = store.chunk_bm25(r.query, chunk_cands) if cfg.use_lexical else {}
+    gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "c"}
+    ranked = combine(cfg, r.fused, chunk_cands, dsim, blex, gs, {})
+    chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
+    hits = []
+    for cid, score, parts in ranked[:want]:
+        ch = chunks[cid]
+        doc_id, version, title, _ = info[cid]
+        hits.append(Hit("chunk", cid, score, parts, ("c", cid) in r.seeds, title, ch.text, doc_id, cid, version,
+                        [{"doc_id": doc_id, "version": version, "chunk_id": cid, "start": ch.start,
+                          "end": ch.end, "text": ch.text, "title": title}],
+                        _path(("c", cid), r)))
+    return hits
+
+
+def _entity_hits(ctx: Context, r: Round, cfg: PassageConfig, top_graph: list[str], ent_map: Mapping[str, Any],
+                 want: int) -> list[Hit]:
+    store = ctx.store
+    ent_ids = list(dict.fromkeys(list(r.ent_seeds) + top_graph))
+    ent_ids = [e for e in ent_ids if e in ent_map and ent_map[e].kind == ENTITY and not ent_map[e].archived]
+    eindex = ctx.embeddings.vector_index(ENTITY) if r.qvec is not None else None
+    edense = {e: max(s, 0.0) for e, s in (eindex.similarity(r.qvec, ent_ids) if eindex else {}).items()}
+    elex = dict(store.search_node_names(r.query, ENTITY, want)) if cfg.use_lexical else {}
+    gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "n"}
+    prov = store.provenance_for("node", ent_ids[:want], 3)
+    hits = []
+    relevance = {e: ent_map[e].relevance for e in ent_ids}
+    for eid, score, parts in combine(cfg, r.fused, ent_ids, edense, elex, gs, relevance)[:want]:
+        node = ent_map[eid]
+        cites = [{"doc_id": p.doc_id, "version": p.version, "chunk_id": p.chunk_id, "start": p.start,
+                  "end": p.end, "text": p.text} for p in prov.get(eid, [])]
+        hits.append(Hit("entity", eid, score, parts, ("n", eid) in r.seeds, node.name,
+                        f"{node.name} [{node.type}]", citations=cites, path=_path(("n", eid), r)))
+    return hits
