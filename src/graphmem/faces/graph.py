@@ -93,7 +93,7 @@ class Graph:
                 if node.type == GENERIC_TYPE and canonical != GENERIC_TYPE:  # a given type beats "concept"
                     old, node.type = node.type, self._known_type(canonical)
                     store.append_event("node.retyped", node.id, now, {"old_type": old, "type": node.type})
-                    if kb.config["wiki"]["auto_pages"]:
+                    if kb.config.wiki.auto_pages:
                         store.mark_wiki_dirty([ENT_PAGE + node.id])
                 node.manual = True
                 node.properties.update(props)
@@ -136,7 +136,7 @@ class Graph:
                 node.type, node.updated_at = new, kb.now()
                 store.update_node(node)
                 store.append_event("node.retyped", node.id, node.updated_at, {"old_type": old, "type": new})
-                if kb.config["wiki"]["auto_pages"]:  # its page shows the type: regenerated before the next read
+                if kb.config.wiki.auto_pages:  # its page shows the type: regenerated before the next read
                     store.mark_wiki_dirty([ENT_PAGE + node.id])
         return Retyped(node.id, node.name, old, new)
 
@@ -156,7 +156,7 @@ class Graph:
         if not 0.0 <= confidence <= 1.0:
             raise InvalidInput(f"confidence: {confidence} is outside [0, 1]")
         kb, store = self._kb, self._kb.store
-        min_conf = kb.config["graph"]["min_confidence"]
+        min_conf = kb.config.graph.min_confidence
         if confidence < min_conf:
             raise InvalidInput(
                 f"confidence {confidence:g} is below graph.min_confidence {min_conf:g}; such relations are not stored"
@@ -238,10 +238,10 @@ class Graph:
             raise InvalidInput(f"depth: expected a non-negative integer, got {depth!r}")
         store = self._kb.store
         node = self._require(name_or_id)
-        floor = self._kb.config["graph"]["min_confidence"] if min_confidence is None else min_confidence
+        floor = self._kb.config.graph.min_confidence if min_confidence is None else min_confidence
         res = bfs([node.id], frontier_edges(self._kb.ctx, floor, max_nodes), depth, max_nodes)
         nodes = store.get_nodes(res.order)
-        edges = store.edges_among(res.order, floor, self._kb.config["graph"]["max_edges"])
+        edges = store.edges_among(res.order, floor, self._kb.config.graph.max_edges)
         return Neighbourhood({nid: NeighbourNode(nodes[nid], res.depth[nid]) for nid in res.order}, edges)
 
     # -- maintenance --------------------------------------------------------------------------

@@ -9,13 +9,15 @@ its events.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..config_sections import ContextGraphConfig, MemoryConfig
 from ..errors import InvalidInput, NotFound
 from ..memory.decay import LAST_TICK_KEY, relevance_now, tick, try_tick
 from ..memory.edges import EDGE_WEIGHTS, edge_id, plan_edges
@@ -37,10 +39,10 @@ from ..retrieval.graph_query import find_seed_entities
 from ..store.rows import MemoryRow
 from ..validate import checked_inputs
 from .memory_labels import label_new_memories, memory_llm
+from .memory_maintenance import ContextGraphMaintenance
+from .memory_maintenance import positive_int as _positive_int
 from .results import (
-    Backfilled,
     DecayReport,
-    GraphReset,
     MemoriesAdded,
     MemoryDeleted,
     MemoryEvent,
@@ -62,14 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Memory"]
 
-MAX_LIMIT = 10_000
 _TICK_EVERY = timedelta(hours=1)
-
-
-def _positive_int(value: Any, field: str, high: int = MAX_LIMIT) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-        raise InvalidInput(f"{field}: expected an integer from 1 to {high}, got {value!r}")
-    return value
 
 
 def _delta(value: Any) -> float:
@@ -79,35 +74,35 @@ def _delta(value: Any) -> float:
 
 
 @checked_inputs("memory")
-class Memory:
+class Memory(ContextGraphMaintenance):
     """The memories face of a knowledge base."""
 
     def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
         self._said_dense_off = False
         kb.embeddings.register_source("memory", kb.store.memories_to_embed)
-        cg = kb.config["memory"]["context_graph"]
-        algo = cg["retrieval"]["algorithm"]
+        cg = kb.config.memory.context_graph
+        algo = cg.retrieval.algorithm
         if algo not in STRATEGIES:
             raise InvalidInput(f"config key 'memory.context_graph.retrieval.algorithm' must be one of "
                                f"{', '.join(STRATEGIES)}, got {algo!r}")
-        if cg["decay"]["half_life_days"] <= 0:
+        if cg.decay.half_life_days <= 0:
             raise InvalidInput("config key 'memory.context_graph.decay.half_life_days' must be positive")
 
     # -- configuration --------------------------------------------------------------------------
 
     @property
-    def _cfg(self) -> Mapping[str, Any]:
-        return self._kb.config["memory"]
+    def _cfg(self) -> MemoryConfig:
+        return self._kb.config.memory
 
     @property
-    def _cg(self) -> Mapping[str, Any]:
-        return self._kb.config["memory"]["context_graph"]
+    def _cg(self) -> ContextGraphConfig:
+        return self._kb.config.memory.context_graph
 
     # -- writing --------------------------------------------------------------------------------
 
     def _items(self, messages_or_text: Any) -> list[tuple[str | None, str]]:
-        max_chars = self._cfg["max_text_chars"]
+        max_chars = self._cfg.max_text_chars
         if isinstance(messages_or_text, str):
             return [(None, check_text(messages_or_text, "text", max_chars))]
         if isinstance(messages_or_text, Mapping):
@@ -145,7 +140,7 @@ class Memory:
         n = store.insert_memory_edges([(edge_id(s, t, d), s, d, t, w, now) for s, d, t, w in planned])
         if refs:
             store.add_memory_docrefs(mem["scope_key"], mem["id"], refs)
-        if self._cfg["mention_entities"] and store.has_entities():
+        if self._cfg.mention_entities and store.has_entities():
             ents = find_seed_entities(self._kb.ctx, mem["text"], 5, strict=True)
             if ents:
                 store.add_memory_mentions(mem["id"], ents)
@@ -171,7 +166,7 @@ class Memory:
         """
         kb, store = self._kb, self._kb.store
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
-        require_scope(filters, self._cfg["require_scope"], "add")
+        require_scope(filters, self._cfg.require_scope, "add")
         meta = check_metadata(metadata)
         items = self._items(messages_or_text)
         now = kb.now()
@@ -210,8 +205,9 @@ class Memory:
                     results.append(MemoryEvent(mem["id"], text))
         finally:
             kb.embeddings.clear_prefetched()
-        if self._cg["edges"]["llm"]["enabled"]:
-            edges += label_new_memories(kb, [r.id for r in results], filters, self._cg["edges"]["llm"])
+        if self._cg.edges.llm.enabled:
+            edges += label_new_memories(kb, [r.id for r in results], filters,
+                                        dataclasses.asdict(self._cg.edges.llm))
         return MemoriesAdded(results, edges)
 
     def _require(self, memory_id: Any) -> MemoryRow:
@@ -228,7 +224,7 @@ class Memory:
         version node ``<id>~v<n>`` linked by UPDATED_FROM, and in :meth:`history`."""
         kb, store = self._kb, self._kb.store
         row = self._require(memory_id)
-        text = check_text(text, "text", self._cfg["max_text_chars"])
+        text = check_text(text, "text", self._cfg.max_text_chars)
         meta = check_metadata(metadata) if metadata is not None else row["metadata"]
         if "~v" in memory_id:
             raise InvalidInput(f"memory '{memory_id}' is an old version; update '{memory_id.split('~v')[0]}' instead")
@@ -320,7 +316,7 @@ class Memory:
             if value is not None:
                 merged[key] = value
         scope = scope_filters(**merged)
-        require_scope(scope, self._cfg["require_scope"], "get_all")
+        require_scope(scope, self._cfg.require_scope, "get_all")
         rows = self._kb.store.list_memories(scope, include_archived, _positive_int(limit, "limit"))
         return MemoryList([MemoryRecord.from_row(r) for r in rows])
 
@@ -336,8 +332,8 @@ class Memory:
     # -- search ---------------------------------------------------------------------------------
 
     def _maybe_tick(self) -> None:
-        dc = self._cg["decay"]
-        if not (dc["enabled"] and dc["tick_on_read"]):
+        dc = self._cg.decay
+        if not (dc.enabled and dc.tick_on_read):
             return
         last = self._kb.store.get_meta(LAST_TICK_KEY)
         if last is None or parse_iso(self._kb.now()) - parse_iso(last) >= _TICK_EVERY:
@@ -362,13 +358,13 @@ class Memory:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query: expected a non-empty string")
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
-        require_scope(filters, self._cfg["require_scope"], "search")
+        require_scope(filters, self._cfg.require_scope, "search")
         limit = _positive_int(limit, "limit", 1000)
-        rc = self._cg["retrieval"]
-        strategy = rc["algorithm"] if strategy is None else strategy
+        rc = self._cg.retrieval
+        strategy = rc.algorithm if strategy is None else strategy
         if strategy not in STRATEGIES:
             raise InvalidInput(f"strategy: choose from {', '.join(STRATEGIES)}, got {strategy!r}")
-        use_graph = rc["enabled"] if use_context_graph is None else bool(use_context_graph)
+        use_graph = rc.enabled if use_context_graph is None else bool(use_context_graph)
         self._maybe_tick()
         qvec = kb.embeddings.embed_query(query)
         if qvec is None and not self._said_dense_off and not kb.embeddings.note_reported:
@@ -420,7 +416,7 @@ class Memory:
         delta = _delta(delta)
         now = kb.now()
         rel = relevance_now(row["quality"], row["floor"], row["used_at"], parse_iso(now),
-                            self._cg["decay"]["half_life_days"])
+                            self._cg.decay.half_life_days)
         if up:
             quality = min(2.0, rel + delta)
             floor = max(row["floor"], delta)  # marked relevant: never fades below delta
@@ -456,60 +452,6 @@ class Memory:
             store.add_memory_feedback(memory_id, query, helpful, now)
             store.append_event("memory.feedback", memory_id, now, {"query": query, "helpful": helpful})
         return MemoryFeedback(memory_id, helpful)
-
-    # -- maintenance ----------------------------------------------------------------------------
-
-    def backfill_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
-                               run_id: str | None = None, tenant_id: str | None = None,
-                               batch_size: int = 500, on_progress: Callable[[int, int], None] | None = None
-                               ) -> Backfilled:
-        """Link memories stored while the context graph was off (or after a reset), in the order
-        they were said; idempotent. Each batch is one transaction (``on_progress(done, total)`` after
-        each). Returns ``{"nodes", "edges"}``."""
-        kb, store = self._kb, self._kb.store
-        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
-        batch_size = _positive_int(batch_size, "batch_size")
-        rows: list[MemoryRow] = []
-        after = 0
-        while chunk := store.memories_after(filters, after, 5000):
-            rows += [r for r in chunk if not r["archived"]]
-            after = chunk[-1]["rowid_"]
-        rows.sort(key=lambda r: (r["said_at"], r["rowid_"]))
-        last: dict[str, tuple[str, str]] = {}
-        done: set[str] = set()
-        nodes = edges = 0
-        for i in range(0, len(rows), batch_size):
-            part = rows[i: i + batch_size]
-            now = kb.now()
-            with store.transaction():
-                kb.embeddings.embed_items("memory", [(r["id"], r["text"]) for r in part])
-                for r in part:
-                    sess = session_key(r)
-                    edges += self._link(r, last.get(sess), now, done)
-                    last[sess] = (r["id"], r["said_at"])
-                    done.add(r["id"])
-                    nodes += 1
-                if i + batch_size >= len(rows):
-                    for sess, (mid, said) in last.items():
-                        cur = store.memory_session(sess)
-                        if cur is None or said >= cur[1]:
-                            store.set_memory_session(sess, mid, said)
-                    store.append_event("memory.backfilled", "memory", now, {**filters, "nodes": nodes, "edges": edges})
-            if on_progress:
-                on_progress(nodes, len(rows))
-        return Backfilled(nodes, edges)
-
-    def reset_context_graph(self, user_id: str | None = None, agent_id: str | None = None,
-                            run_id: str | None = None, tenant_id: str | None = None) -> GraphReset:
-        """Remove the automatic and LLM edges between memories (of a scope, or all); memories,
-        their history links (UPDATED_FROM) and mentions stay."""
-        kb, store = self._kb, self._kb.store
-        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
-        now = kb.now()
-        with store.transaction():
-            n = store.delete_memory_edges(filters, keep_types=("UPDATED_FROM",))
-            store.append_event("memory.graph_reset", "memory", now, {**filters, "edges": n})
-        return GraphReset(n)
 
     def stats(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
               tenant_id: str | None = None) -> MemoryStats:

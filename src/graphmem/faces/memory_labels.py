@@ -3,6 +3,7 @@ the memory face: an optional extra with its own budget, cooldown and transaction
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ __all__ = ["label_new_memories", "memory_llm"]
 
 def memory_llm(kb: FaceHost) -> MemoryLLM:
     """The [llm] client, with the env key only if it may go to the configured address."""
-    return MemoryLLM(kb.config["llm"], api_key=endpoint_api_key(kb.config, kb.home, "llm"))
+    return MemoryLLM(dataclasses.asdict(kb.config.llm), api_key=endpoint_api_key(kb.config, kb.home, "llm"))
 
 
 def label_new_memories(kb: FaceHost, new_ids: list[str], filters: Mapping[str, Any], lc: Mapping[str, Any]) -> int:

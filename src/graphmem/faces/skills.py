@@ -57,7 +57,7 @@ class Skills:
         roots = list(dirs) or store.skill_root_list()
         if not roots:
             raise InvalidInput("no skills folder to rebuild from; run `graphmem skills build DIR` first")
-        max_skill_bytes(self._kb.config["skills"])  # check before deleting anything
+        max_skill_bytes(self._kb.config.skills)  # check before deleting anything
         for r in roots:
             if not Path(r).is_dir():
                 raise InvalidInput(f"skills folder {r} does not exist; rebuild with the folders you have")
@@ -94,8 +94,8 @@ class Skills:
         """The skills ``message`` needs (default 8), best first; with few skills, all of them."""
         if not isinstance(message, str) or not message.strip():
             raise InvalidInput("message: give the text to find skills for (a non-empty string)")
-        scfg = self._kb.config["skills"]
-        k = scfg["top_k"] if top_k is None else top_k
+        scfg = self._kb.config.skills
+        k = scfg.top_k if top_k is None else top_k
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise InvalidInput(f"top_k must be a positive integer, got {top_k!r}")
         if isinstance(config, SkillSearchConfig):
@@ -109,7 +109,7 @@ class Skills:
             cfg = cfg.replace(strategy=strategy)
         if cfg.strategy not in ("ppr", "bfs", "none"):
             raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
-        return retrieve_skills(self._kb.ctx, self.index(), message, k, cfg, float(scfg["return_all_factor"]))
+        return retrieve_skills(self._kb.ctx, self.index(), message, k, cfg, float(scfg.return_all_factor))
 
     def prompt(self, message: str, top_k: int | None = None, fmt: str = "markdown", **kwargs: Any) -> PromptBlock:
         """The prompt block (markdown, hermes or claude) of the skills ``message`` needs."""
@@ -166,7 +166,7 @@ class Skills:
         symlink (never read through) or is over ``[skills] max_skill_kb``."""
         skill = self.get(skill_id)
         try:
-            raw = read_skill_file(Path(skill.path), max_skill_bytes(self._kb.config["skills"]))
+            raw = read_skill_file(Path(skill.path), max_skill_bytes(self._kb.config.skills))
             return raw.decode("utf-8", errors="replace")
         except (OSError, TooBig, NotRegular):
             fm = json.dumps(skill.front_matter, ensure_ascii=False)

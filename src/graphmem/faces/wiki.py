@@ -177,7 +177,7 @@ class Wiki:
 
     def _refresh_linked(self, page: Page) -> None:
         """Generated entity pages that a summary page links get their "See also" updated."""
-        if page.category != "summary" or not self._kb.config["wiki"]["auto_pages"] or page.subject:
+        if page.category != "summary" or not self._kb.config.wiki.auto_pages or page.subject:
             return
         store = self._kb.store
         targets = {ln.target for ln in store.page_links_of(page.slug)}
@@ -361,7 +361,7 @@ class Wiki:
         regenerate generated pages left pending by an interrupted ingest."""
         res = self._core.sync(sweep=True)
         store = self._kb.store
-        if self._kb.config["wiki"]["auto_pages"]:
+        if self._kb.config.wiki.auto_pages:
             marks = legacy_slug_marks(store)  # pages an older graphmem named: regenerating moves them
             if marks:
                 with store.transaction():
@@ -421,7 +421,7 @@ class Wiki:
     def flush_due(self, warnings: list[str] | None = None) -> dict[str, Any]:
         """:meth:`flush` once ``wiki.bulk_flush_docs`` documents have been ingested under
         :meth:`deferred` since the last one (bulk ingest calls this after every batch)."""
-        if self._since_flush < int(self._kb.config["wiki"]["bulk_flush_docs"]):
+        if self._since_flush < int(self._kb.config.wiki.bulk_flush_docs):
             return {"pages": 0, "documents": 0}
         return self.flush(warnings)
 
@@ -434,8 +434,8 @@ class Wiki:
         the ingest: it stays marked (the next flush or ``wiki sync`` retries) and a warning
         says so. Its files are renamed into place at the ingest's COMMIT, so a failure there
         (of a rename or of the COMMIT) fails the ingest and leaves no wiki file or log line."""
-        cfg = self._kb.config["wiki"]
-        if not cfg["auto_pages"]:
+        cfg = self._kb.config.wiki
+        if not cfg.auto_pages:
             return
         store = self._kb.store
         keys = [DOC + doc_id, *(ENT + e for e in entity_ids)]
@@ -444,9 +444,9 @@ class Wiki:
         if self._defer:
             self._since_flush += 1
             return
-        if cfg["regenerate"] == "deferred":
+        if cfg.regenerate == "deferred":
             self._since_flush += 1
-            if self._since_flush < int(cfg["bulk_flush_docs"]):
+            if self._since_flush < int(cfg.bulk_flush_docs):
                 return
         try:
             with store.savepoint():
