@@ -184,9 +184,12 @@ def _walk_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     node specificity (weight / passages mentioning it). PPR takes shares, BFS strengths."""
     ppr = cfg.strategy == "ppr"
     if r.seed_ids:
-        top = max(r.fused[c] for c in r.seed_ids)
-        total = sum(r.fused[c] for c in r.seed_ids)
-        for cid in r.seed_ids:
+        # Sorted: a set's order follows the process's hash seed, and the float sum and the walk's
+        # seed order with it (the last digits of a score differed between two runs of one query).
+        seed_ids = sorted(r.seed_ids)
+        top = max(r.fused[c] for c in seed_ids)
+        total = sum(r.fused[c] for c in seed_ids)
+        for cid in seed_ids:
             v = r.fused[cid]
             r.seeds[("c", cid)] = cfg.passage_seed_weight * v / total if ppr else v / top
     if r.ent_seeds:
