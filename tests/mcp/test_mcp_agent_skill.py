@@ -97,3 +97,21 @@ def test_skill_install_copies_the_skill_into_a_project(tmp_path: Path) -> None:
     assert (dest / "SKILL.md").read_text(encoding="utf-8") == (OWN / "SKILL.md").read_text(encoding="utf-8")
     claude = gm(tmp_path, "skill", "install", "--dir", ".claude/skills", cwd=project)
     assert claude.returncode == 0 and (project / ".claude" / "skills" / "graphmem" / "references" / "lint.md").is_file()
+
+
+def test_the_skill_ships_inside_the_package_so_a_plain_install_has_it() -> None:
+    # `pip install graphmem` (no source tree) must still find it: the files live in the package and
+    # the repository's skills/graphmem is a link to them; pyproject lists them as package data.
+    import tomllib
+
+    import graphmem
+    from graphmem.cli.agent_io import bundled_skill
+
+    package = Path(graphmem.__file__).resolve().parent
+    assert bundled_skill() == package / "agent_skill" / "graphmem"
+    assert OWN.resolve() == bundled_skill()
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["graphmem"]
+    shipped = {p.relative_to(package).as_posix() for g in globs for p in package.glob(g)}
+    wanted = {p.relative_to(package).as_posix() for p in bundled_skill().rglob("*") if p.is_file()}
+    assert wanted and wanted <= shipped

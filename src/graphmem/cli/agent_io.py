@@ -42,14 +42,13 @@ def import_memory_jsonl(ctx: click.Context, file: Path, as_json: bool) -> None:
 
 
 def bundled_skill() -> Path:
-    """graphmem's own Agent Skill folder (``skills/graphmem`` of the source tree)."""
-    here = Path(__file__).resolve()
-    for base in here.parents:
-        candidate = base / "skills" / "graphmem"
-        if (candidate / "SKILL.md").is_file():
-            return candidate
-    raise InvalidInput("graphmem's Agent Skill (skills/graphmem/SKILL.md) is not installed with this copy of "
-                       "graphmem; install graphmem from its source tree (pip install -e .)")
+    """graphmem's own Agent Skill folder, shipped inside the package (``graphmem/agent_skill/graphmem``;
+    the repository's ``skills/graphmem`` links to it), so a plain ``pip install`` has it too."""
+    folder = Path(__file__).resolve().parents[1] / "agent_skill" / "graphmem"
+    if not (folder / "SKILL.md").is_file():
+        raise InvalidInput(f"graphmem's Agent Skill is missing from this installation ({folder}); "
+                           "reinstall graphmem")
+    return folder
 
 
 @click.group("skill")
