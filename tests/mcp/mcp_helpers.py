@@ -26,7 +26,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal  # noqa: E40
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-OWN_SKILL = REPO / "skills"
+OWN_SKILL = REPO / "src" / "graphmem" / "agent_skill"  # skills/graphmem links here; the scan skips links
 SHARED_SKILLS = Path(os.environ.get("GRAPHMEM_TEST_SKILLS") or REPO.parent / "shared" / "data" / "skills")
 # A small collection of the shared corpus: indexing it is quick.
 SHARED_COLLECTION = SHARED_SKILLS / "anthropics-skills"
