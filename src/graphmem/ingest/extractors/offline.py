@@ -30,11 +30,14 @@ Decisions the contract leaves open:
 
 from __future__ import annotations
 
+import re
+
 from ...extraction import EntitySpec, Extraction, RelationSpec
 from ...ontology import Ontology
 from ...text import normalize_name
 from ..chunking import chunk_spans, split_sentences
 from .base import SourceDocument
+from .offline_entities import is_stop_entity, merge_variants, same_person, title_name
 from .offline_lexicon import (
     _ALLCAPS_WORDS,
     _AUX,
@@ -74,6 +77,18 @@ from .offline_syntax import (
 
 __all__ = ["OfflineExtractor", "MAX_SENTENCE"]
 
+_NAME_CONNECTORS = frozenset(["of", "de", "del", "der", "di", "du", "van", "von", "da"])
+
+
+def _same_thing(title: str, name: str) -> bool:
+    """Do a title and a name name the same thing: equal, a person-name variant, or one's words a
+    contiguous run of the other's (at least two words)?"""
+    a, b = normalize_name(title).split(), normalize_name(name).split()
+    if a == b or same_person(title, name) or same_person(name, title):
+        return True
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 2 and any(long[i:i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
 
 class OfflineExtractor:
     """Rule-based extractor: entities from names and noun phrases, relations only where stated."""
@@ -85,17 +100,50 @@ class OfflineExtractor:
         self.ontology = ontology or Ontology()
 
     def extract(self, doc: SourceDocument) -> Extraction:
-        """Entities and stated relations of ``doc.text``; supporting text is the exact sentence."""
+        """Entities and stated relations of ``doc.text``; supporting text is the exact sentence.
+
+        The document's title is its first entity when the text names it (see offline_entities)."""
         text = doc.text or ""
         # Words seen in lowercase tell a sentence-initial "Caches" (a common noun) from "Redis".
         state = _DocState(self.ontology, {m.group() for m in _LOWER_WORD.finditer(text)})
-        for start, end in split_sentences(text):
+        title = title_name(doc.title or "")
+        if not (any(c.isupper() for c in title) and not is_stop_entity(title)):
+            title = ""  # a file name or an id: no name to give the document
+        spans = _split_title_line(text, title, split_sentences(text))
+        found = _find_name(text, title) if title else None
+        for start, end in spans:
+            if found is not None and start <= found < end:
+                state.title = state._entity(title, state._head_type(title.split()[-1]), text[start:end])
             if end - start <= MAX_SENTENCE:
                 state.sentence(text[start:end])
             else:  # a run-on "sentence" is cut at whitespace, offsets kept exact
                 for s, e in chunk_spans(text[start:end], MAX_SENTENCE, 0):
                     state.sentence(text[start + s:start + e])
-        return Extraction(tuple(state.entities), tuple(state.relations.values()))
+        if title and state.title is None and spans:
+            state.title_as_subject(title, text[spans[0][0]:spans[0][1]])
+        entities, relations = merge_variants(state.entities, state.relations.values(), state.title or "")
+        return Extraction(tuple(entities), tuple(relations))
+
+
+def _split_title_line(text: str, title: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A first line that is the title is a sentence of its own, whatever its case."""
+    nl = text.find("\n")
+    if not (title and spans and nl > 0 and spans[0][1] > nl):
+        return spans
+    line = text[:nl].strip().lstrip("#").strip()
+    if normalize_name(title_name(line)) != normalize_name(title):
+        return spans
+    rest = nl
+    while rest < spans[0][1] and text[rest].isspace():
+        rest += 1
+    head = (spans[0][0], spans[0][0] + len(text[spans[0][0]:nl].rstrip()))
+    return [head, (rest, spans[0][1]), *spans[1:]]
+
+
+def _find_name(text: str, name: str) -> int | None:
+    """Offset of the first whole-word, case-insensitive occurrence of ``name`` in ``text``."""
+    m = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text, re.I)
+    return m.start() if m else None
 
 
 class _DocState:
@@ -107,17 +155,36 @@ class _DocState:
         self.entities: list[EntitySpec] = []
         self.by_key: dict[str, str] = {}  # normalised name -> the entity's name as listed
         self.relations: dict[tuple[str, str, str], RelationSpec] = {}
+        self.title: str | None = None  # the title entity's listed name, once added
+
+    def title_as_subject(self, title: str, first: str) -> None:
+        """The text does not repeat the title: when the first sentence's first entity names the same
+        thing ("Lothair II" / "Lothair II of Lotharingia"), it becomes the title entity's alias."""
+        subject = next((e for e in self.entities if e.supporting_text == first), None)
+        if subject is None or not _same_thing(title, subject.name):
+            return
+        i = self.entities.index(subject)
+        self.entities[i] = EntitySpec(title, subject.type, first, (subject.name, *subject.aliases))
+        old, new = normalize_name(subject.name), normalize_name(title)
+        self.by_key[new] = title
+        self.title = title
+        for key, r in list(self.relations.items()):
+            if old in (key[0], key[2]):
+                del self.relations[key]
+                src, dst = (title if normalize_name(r.source) == old else r.source,
+                            title if normalize_name(r.target) == old else r.target)
+                self._relate(src, r.type, dst, r.confidence, r.supporting_text)
 
     # -- entities ---------------------------------------------------------------------------
 
-    def _entity(self, name: str, etype: str, sentence: str) -> str | None:
+    def _entity(self, name: str, etype: str, sentence: str, aliases: tuple[str, ...] = ()) -> str | None:
         name = name.strip(" \t\n.,;:!?'\"")
         key = normalize_name(name)
-        if not any(c.isalnum() for c in key):
+        if not any(c.isalnum() for c in key) or is_stop_entity(name):
             return None
         if key not in self.by_key:  # the first mention keeps its sentence
             self.by_key[key] = name
-            self.entities.append(EntitySpec(name=name, type=etype, supporting_text=sentence))
+            self.entities.append(EntitySpec(name=name, type=etype, supporting_text=sentence, aliases=aliases))
         return self.by_key[key]
 
     def _head_type(self, head: str) -> str:
@@ -151,8 +218,12 @@ class _DocState:
             return t.text  # "Redis uses ..."
         return t.low
 
-    def chunk_entity(self, toks: list[_Tok], c: _Chunk, sentence: str) -> str | None:
-        """Add the entity named by chunk ``c``; return its listed name."""
+    def chunk_entity(self, toks: list[_Tok], c: _Chunk, sentence: str, subject_only: bool = False) -> str | None:
+        """Add the entity named by chunk ``c``; return its listed name.
+
+        ``subject_only``: the chunk is only the subject of some verb (no stated relation). A common
+        noun phrase there ("the population was", "an unincorporated community is") is an entity only
+        when its head names a system part or an issue (the lexicon's heads); names always are."""
         parts = [self._word(toks, c, k) for k in range(len(c.words))]
         last = toks[c.words[-1]]
         if len(parts) > 1 and not c.of_split and (last.special or parts[-1][:1].isupper()) \
@@ -168,7 +239,11 @@ class _DocState:
         etype = "component" if head.kind == "c" or head.code else self._head_type((parts[h].split() or [""])[-1])
         if c.of_split:
             parts.insert(c.of_split, "of")
-        return self._entity(" ".join(p for p in parts if p), etype, sentence)
+        name = " ".join(p for p in parts if p)
+        if subject_only and name == name.lower() and not any(toks[w].special or toks[w].kind in "qc" for w in c.words) \
+                and etype == "concept" and _singular(head.low) not in _COMMON_NOUNS:
+            return None
+        return self._entity(name, etype, sentence)
 
     def _names(self, toks: list[_Tok], sentence: str) -> None:
         """Proper nouns, acronyms, names with digits, quoted terms and code identifiers."""
@@ -187,8 +262,16 @@ class _DocState:
                 self._entity(t.text[1:-1], "component", sentence)
             elif capital(t):
                 j = i + 1
-                while j < n and (capital(toks[j]) or (toks[j].kind == "w" and _VERSION.fullmatch(toks[j].low))):
-                    j += 1
+                while j < n:
+                    if capital(toks[j]) or (toks[j].kind == "w" and _VERSION.fullmatch(toks[j].low)):
+                        j += 1
+                        continue
+                    # "Reign of Terror", "House of the Lords", "Ludwig van Beethoven": one name, not two
+                    k = j + 1 + (j + 2 < n and toks[j].low == "of" and toks[j + 1].low == "the")
+                    if toks[j].low in _NAME_CONNECTORS and k < n and capital(toks[k]):
+                        j = k
+                        continue
+                    break
                 run = toks[i:j]
                 if run[0].initial and len(run) > 1 and not run[0].special and \
                         (run[0].low in _VERBS or _is_ed(run[0].low) or run[0].low.endswith("ing")):
@@ -238,7 +321,7 @@ class _DocState:
         for c in chunks:
             nt = toks[c.end].low if c.end < n else ""
             if nt in _AUX or nt in _COMMON_VERBS or _is_ed(nt) or c.end in vg_starts:
-                self.chunk_entity(toks, c, sentence)
+                self.chunk_entity(toks, c, sentence, subject_only=True)
         if sentence.rstrip("\"')]” ").endswith("?") or toks[0].low in ("does", "do", "did"):
             return  # a question states nothing
         in_cond = [False] * n
