@@ -16,7 +16,9 @@ Matching, per passage, over the sets of distinct names:
 
 Precision = matched extracted names / extracted names; recall = matched reference names /
 reference names; both micro-averaged over passages. Also: entities per passage, the share of
-entities (by normalised name) that occur in one passage only, and the largest hubs.
+entities (by normalised name) that occur in one passage only, the strict precision of the
+*bridging* entities (those in two or more passages: the only ones a graph walk can cross; each
+of their passage mentions counts once), and the largest hubs.
 
     python bench/entity_quality.py --data ../shared/data
 """
@@ -82,6 +84,7 @@ def evaluate(docs: list[dict[str, Any]], condition: str) -> dict[str, Any]:
     ex = OfflineExtractor()
     totals: Counter[str] = Counter()
     passages_of: Counter[str] = Counter()
+    matched_in: Counter[str] = Counter()  # per name: passages where it matched the reference (strict)
     t = time.perf_counter()
     for i, d in enumerate(docs):
         text = d["text"] if condition == "fields" else f"{d['title']}\n{d['text']}"
@@ -90,6 +93,7 @@ def evaluate(docs: list[dict[str, Any]], condition: str) -> dict[str, Any]:
         ref = {k for k in (fold(e) for e in d.get("extracted_entities") or [] if isinstance(e, str)) if k}
         totals.update(score(pred, ref))
         passages_of.update(pred)
+        matched_in.update(pred & ref)
     elapsed = time.perf_counter() - t
     n = len(docs)
     return {
@@ -104,6 +108,10 @@ def evaluate(docs: list[dict[str, Any]], condition: str) -> dict[str, Any]:
         "distinct_entities": len(passages_of),
         "single_passage_share": round(100 * sum(1 for c in passages_of.values() if c == 1) / max(len(passages_of), 1),
                                       1),
+        # the entities that can bridge passages (in two or more): how many of their mentions GPT-3.5 also lists
+        "bridging_mentions": sum(c for c in passages_of.values() if c > 1),
+        "bridging_strict_precision": round(100 * sum(matched_in[k] for k, c in passages_of.items() if c > 1)
+                                           / max(sum(c for c in passages_of.values() if c > 1), 1), 1),
         "top_hubs": passages_of.most_common(15),
         "extract_s": round(elapsed, 1),
     }
@@ -122,11 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     docs = json.loads(path.read_text(encoding="utf-8"))["docs"]
     results = [evaluate(docs, c) for c in ("fields", "glued")]
     print("| condition | entities / passage | strict P | strict R | lenient P | lenient R | in one passage only "
-          "| top hubs (passages) |\n|---|---|---|---|---|---|---|---|")
+          "| strict P of bridging entities | top hubs (passages) |\n|---|---|---|---|---|---|---|---|---|")
     for r in results:
         hubs = ", ".join(f"{n} ({c})" for n, c in r["top_hubs"][:8])
         print(f"| {r['condition']} | {r['entities_per_passage']} | {r['strict_precision']} | {r['strict_recall']} "
-              f"| {r['lenient_precision']} | {r['lenient_recall']} | {r['single_passage_share']}% | {hubs} |")
+              f"| {r['lenient_precision']} | {r['lenient_recall']} | {r['single_passage_share']}% "
+              f"| {r['bridging_strict_precision']} | {hubs} |")
     print(f"reference: {results[0]['reference_per_passage']} GPT-3.5 entities per passage")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2), encoding="utf-8")

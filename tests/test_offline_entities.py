@@ -32,7 +32,7 @@ def _entity(ex: Extraction, name: str):
 
 
 @pytest.mark.parametrize("word", ["film", "Films", "population", "first", "Later", "having", "Mr", "C", "II", "19th",
-                                  "April", "out", "President", "unincorporated"])
+                                  "April", "out", "President", "unincorporated", "MHz", "BC"])
 def test_stop_entities(word):
     assert is_stop_entity(word)
 

@@ -5,7 +5,8 @@ entities were diluted by names that cannot bridge two passages or that bridge ev
 
 * **stop entities**: generic nouns ("film", "population", "city"), ordinals ("first"),
   pronoun-like, adverbial and particle words ("later", "having", "out"), honorifics, single
-  letters and lone roman numerals ("Mr", "C", "II"), a month, weekday or season alone. A stop entity is never emitted; a relation to one is dropped.
+  letters and lone roman numerals ("Mr", "C", "II"), units and era markers ("MHz", "BC"), a
+  month, weekday or season alone. A stop entity is never emitted; a relation to one is dropped.
 * **name variants**: "Christopher Nolan" and "Christopher Edward Nolan" (same first and last
   word) are one entity, the shorter an alias; a lone surname ("Nolan") after the full name in
   the same document is that person, not an entity of its own (no alias: a surname alone would
@@ -52,7 +53,9 @@ _PRONOUN_LIKE = _words("having being well however also thus then now today yeste
 _HONORIFICS = _words("mr mrs ms dr prof sir st jr sr inc ltd co corp no vol")
 _CALENDAR = _words("january february march april may june july august september october november december "
                    "monday tuesday wednesday thursday friday saturday sunday spring summer autumn fall winter")
-_STOP_ENTITIES = _GENERIC_NOUNS | _ORDINALS | _PRONOUN_LIKE | _HONORIFICS | _CALENDAR
+# Units and era markers: acronyms by spelling, names of nothing.
+_UNITS = _words("kw mw gw kwh mhz khz ghz hz fm am bc ad bce ce km kg mph rpm")
+_STOP_ENTITIES = _GENERIC_NOUNS | _ORDINALS | _PRONOUN_LIKE | _HONORIFICS | _CALENDAR | _UNITS
 _ORDINAL_NUMBER = re.compile(r"\d+(?:st|nd|rd|th)|[ivx]{1,4}")  # "19th"; a regnal number alone ("II")
 _PLURAL_S = re.compile(r"(?<=[a-z]{3})s$")
 
@@ -105,9 +108,14 @@ def merge_variants(entities: Sequence[EntitySpec], relations: Iterable[RelationS
     canon: dict[str, str] = {}  # normalised name -> normalised canonical name
     aliases: dict[str, list[str]] = {}
     persons = [e for e in entities if person_like(e.name)]
+    by_ends: dict[tuple[str, str], list[EntitySpec]] = {}  # (first, last) word -> names: linear, not pairwise
+    for e in persons:
+        w = e.name.lower().split()
+        by_ends.setdefault((w[0], w[-1]), []).append(e)
     pref = normalize_name(preferred)
     for short in persons:
-        longs = [lg for lg in persons if same_person(short.name, lg.name)]
+        w = short.name.lower().split()
+        longs = [lg for lg in by_ends[(w[0], w[-1])] if same_person(short.name, lg.name)]
         if len(longs) != 1:
             continue  # no variant, or several people share the first and last name: leave them apart
         a, b = normalize_name(short.name), normalize_name(longs[0].name)
