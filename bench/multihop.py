@@ -62,7 +62,7 @@ from twowiki import load_2wiki  # noqa: E402
 
 KS = (2, 5, 10)
 BASELINE = "bm25s (title + text)"
-SRC = Path(__file__).resolve().parent.parent / "src" / "graphmem"
+SRC = Path(graphmem.__file__).resolve().parent  # the package this process imports (PYTHONPATH may name another)
 CACHE = Path(__file__).resolve().parent / "results" / "cache"
 
 
