@@ -61,6 +61,12 @@ def test_subject_noun_phrases_stay_when_they_name_system_parts_or_issues():
     assert {"memory leak", "object", "payment service"} <= names
 
 
+def test_a_common_noun_phrase_the_document_repeats_is_a_topic():
+    once = _names(_extract("The retry storm began at noon."))
+    twice = _names(_extract("The retry storm began at noon. Engineers watched the retry storm grow."))
+    assert "retry storm" not in once and "retry storm" in twice
+
+
 def test_a_relation_endpoint_stays_an_entity_even_when_generic_looking():
     ex = _extract("The migration results in downtime.")
     assert {(r.source, r.type, r.target) for r in ex.relations} == {("migration", "causes", "downtime")}

@@ -105,7 +105,7 @@ class OfflineExtractor:
         The document's title is its first entity when the text names it (see offline_entities)."""
         text = doc.text or ""
         # Words seen in lowercase tell a sentence-initial "Caches" (a common noun) from "Redis".
-        state = _DocState(self.ontology, {m.group() for m in _LOWER_WORD.finditer(text)})
+        state = _DocState(self.ontology, {m.group() for m in _LOWER_WORD.finditer(text)}, text)
         title = title_name(doc.title or "")
         if not (any(c.isupper() for c in title) and not is_stop_entity(title)):
             title = ""  # a file name or an id: no name to give the document
@@ -149,9 +149,10 @@ def _find_name(text: str, name: str) -> int | None:
 class _DocState:
     """Entities and relations of one document, deduplicated as sentences are added."""
 
-    def __init__(self, ontology: Ontology, lower_words: set[str]) -> None:
+    def __init__(self, ontology: Ontology, lower_words: set[str], text: str = "") -> None:
         self.ontology = ontology
         self.lower_words = lower_words
+        self.text = text.lower()  # how often a common noun phrase recurs tells a topic from a description
         self.entities: list[EntitySpec] = []
         self.by_key: dict[str, str] = {}  # normalised name -> the entity's name as listed
         self.relations: dict[tuple[str, str, str], RelationSpec] = {}
@@ -222,8 +223,9 @@ class _DocState:
         """Add the entity named by chunk ``c``; return its listed name.
 
         ``subject_only``: the chunk is only the subject of some verb (no stated relation). A common
-        noun phrase there ("the population was", "an unincorporated community is") is an entity only
-        when its head names a system part or an issue (the lexicon's heads); names always are."""
+        noun phrase there ("the population was", "the unincorporated community was founded") is an
+        entity only when its head names a system part or an issue (the lexicon's heads) or the
+        document says it more than once ("the retry storm ... the retry storm"); names always are."""
         parts = [self._word(toks, c, k) for k in range(len(c.words))]
         last = toks[c.words[-1]]
         if len(parts) > 1 and not c.of_split and (last.special or parts[-1][:1].isupper()) \
@@ -241,8 +243,8 @@ class _DocState:
             parts.insert(c.of_split, "of")
         name = " ".join(p for p in parts if p)
         if subject_only and name == name.lower() and not any(toks[w].special or toks[w].kind in "qc" for w in c.words) \
-                and etype == "concept" and _singular(head.low) not in _COMMON_NOUNS:
-            return None
+                and etype == "concept" and _singular(head.low) not in _COMMON_NOUNS and self.text.count(name) < 2:
+            return None  # said once, as a subject: a description ("the population was"), not a topic
         return self._entity(name, etype, sentence)
 
     def _names(self, toks: list[_Tok], sentence: str) -> None:
