@@ -84,7 +84,7 @@ def bm25s_rankings(docs: list[tuple[str, str]], queries: list[str], k: int) -> l
 
     ``docs`` are ``(title, text)`` pairs; returns, per query, the indexes of the top ``k`` documents."""
     try:
-        import bm25s  # type: ignore[import-not-found]
+        import bm25s  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         raise SystemExit("the BM25 baseline needs bm25s: pip install -e '.[bench]'") from None
     retriever = bm25s.BM25()
@@ -101,11 +101,11 @@ def encode(spec: str, texts: list[str]) -> Any:
 
     kind, _, path = spec.partition(":")
     if kind == "model2vec":
-        from model2vec import StaticModel  # type: ignore[import-not-found]
+        from model2vec import StaticModel  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         vecs = np.asarray(StaticModel.from_pretrained(path).encode(texts), dtype=np.float32)
     elif kind == "sentence-transformers":
-        from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+        from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         vecs = np.asarray(SentenceTransformer(path, device="cpu").encode(texts, batch_size=64), dtype=np.float32)
     else:
@@ -123,13 +123,15 @@ def dense_rankings(doc_vecs: Any, query_vecs: Any, k: int) -> list[list[int]]:
     return [[int(i) for i in row] for row in top]
 
 
-def rrf_rankings(a: list[list[int]], b: list[list[int]], k: int, c: int = 60) -> list[list[int]]:
-    """Reciprocal-rank fusion (constant ``c``) of two rankings per query; ties keep ``a``'s order."""
+def rrf_rankings(a: list[list[int]], b: list[list[int]], k: int, c: int = 60,
+                 weight_b: float = 1.0) -> list[list[int]]:
+    """Reciprocal-rank fusion (constant ``c``) of two rankings per query, ``b``'s terms times
+    ``weight_b``; ties keep ``a``'s order."""
     out = []
     for ra, rb in zip(a, b):
         score: dict[int, float] = {}
-        for ranking in (ra, rb):
+        for ranking, w in ((ra, 1.0), (rb, weight_b)):
             for r, d in enumerate(ranking):
-                score[d] = score.get(d, 0.0) + 1.0 / (c + r + 1)
+                score[d] = score.get(d, 0.0) + w / (c + r + 1)
         out.append(sorted(score, key=lambda d: -score[d])[:k])
     return out

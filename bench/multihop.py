@@ -7,7 +7,8 @@ method runs in ONE process on the same data, so the ratios are fair:
 
 * the baselines, outside graphmem: **bm25s over title + text with English stopwords** (the
   reference of every ratio and interval), dense-only over title + text with the same model, and
-  RRF(bm25s, dense) (constant 60);
+  RRF(bm25s, dense) (constant 60; also with the dense terms weighted 0.5 and 0.25, to measure
+  what the dense channel is worth per model);
 * graphmem's presets: its own BM25 (FTS5), dense, RRF, hybrid without graph (+ feedback), BFS,
   PPR, PPR + facts / feedback / both, and the default (no preset); on MuSiQue for two graphs:
   (a) the published GPT-3.5 OpenIE triples (agent-supplied extraction), (b) the offline
@@ -243,8 +244,12 @@ def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, u
             continue
         doc_vecs = encode(spec, [f"{a}\n{b}" for a, b in pairs])
         dense = dense_rankings(doc_vecs, encode(spec, texts), 50)
-        for label, ranking in (("dense (title + text)", dense),
-                               ("RRF(bm25s, dense)", rrf_rankings(bm25s_rankings(pairs, texts, 50), dense, 50))):
+        bm50 = bm25s_rankings(pairs, texts, 50)
+        # What a dense channel is worth next to BM25 with this model (phase B sets weights per embedder class):
+        # RRF with the dense terms weighted 1, 0.5 and 0.25.
+        for label, ranking in (("dense (title + text)", dense), ("RRF(bm25s, dense)", rrf_rankings(bm50, dense, 50)),
+                               ("RRF(bm25s, 0.5 x dense)", rrf_rankings(bm50, dense, 50, weight_b=0.5)),
+                               ("RRF(bm25s, 0.25 x dense)", rrf_rankings(bm50, dense, 50, weight_b=0.25))):
             rec = per_question([[ids[i] for i in r] for r in ranking], ds.gold)
             row = summarise({"dataset": ds.name, "model": model, "graph": "-", "method": label}, rec, base)
             rows.append(row)
