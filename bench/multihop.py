@@ -205,6 +205,7 @@ def summarise(row: dict[str, Any], rec: dict[int, list[float]], base: dict[int, 
         row[f"diff@{k}"] = [round(ci["diff"], 1), round(ci["diff_lo"], 1), round(ci["diff_hi"], 1)]
         if k == 5:
             row["ratio@5"] = [round(ci["ratio"], 3), round(ci["ratio_lo"], 3), round(ci["ratio_hi"], 3)]
+    row["per_question"] = {f"R@{k}": [round(v, 3) for v in rec[k]] for k in KS}  # for paired before/after checks
     for name, idx in zip(("even", "odd"), halves(n)):
         m, b = sum(rec[5][i] for i in idx), sum(base[5][i] for i in idx)
         row[f"ratio@5_{name}"] = round(m / b, 3) if b else None
