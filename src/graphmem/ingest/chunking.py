@@ -19,15 +19,45 @@ __all__ = ["chunk_spans", "split_sentences"]
 # whitespace, or at a blank line.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|\n\s*\n")
 _SPACE = re.compile(r"\s")
+# A line of its own that is a heading, never the start of the sentence under it: a Markdown ATX
+# heading anywhere, or a first line in title case ("Christopher Nolan\nChristopher Edward Nolan is
+# ..."). A single newline is otherwise no boundary: hard-wrapped prose keeps its sentences whole.
+_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}[ \t]+[^\n]*\n", re.M)
+_FIRST_LINE = re.compile(r"[ \t]*([^\n]{1,120})\n(?=[ \t]*\S)")
+_TITLE_SMALL = frozenset({"a", "an", "and", "as", "at", "by", "de", "del", "der", "di", "du", "for", "from", "in",
+                          "la", "le", "of", "on", "or", "the", "to", "van", "von", "with"})
+
+
+def _title_line_end(text: str) -> int | None:
+    """End (after the newline) of a title-case first line of ``text`` followed by more text, else None."""
+    m = _FIRST_LINE.match(text)
+    if m is None:
+        return None
+    line = m.group(1).strip()
+    words = line.split()
+    if not words or len(words) > 12 or line[-1] in ".!?:;,":
+        return None
+    if not all(w[:1].isupper() or w[:1].isdigit() or w[:1] in "(\"'" or w.lower() in _TITLE_SMALL for w in words):
+        return None
+    return m.end()
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Return ``(start, end)`` spans of the sentences of ``text`` (whitespace trimmed)."""
+    """Return ``(start, end)`` spans of the sentences of ``text`` (whitespace trimmed).
+
+    Sentences end at ., ! or ? before whitespace and at blank lines; a heading line (Markdown
+    ``#``, or a title-case first line) is a sentence of its own."""
+    cuts = {m.end() for m in _SENTENCE_END.finditer(text)}
+    cuts.update(m.end() for m in _HEADING_LINE.finditer(text))
+    first = _title_line_end(text)
+    if first is not None:
+        cuts.add(first)
     spans: list[tuple[int, int]] = []
     pos = 0
-    for m in _SENTENCE_END.finditer(text):
-        _append_trimmed(text, pos, m.end(), spans)
-        pos = m.end()
+    for cut in sorted(cuts):
+        if cut > pos:
+            _append_trimmed(text, pos, cut, spans)
+            pos = cut
     _append_trimmed(text, pos, len(text), spans)
     return spans
 

@@ -27,307 +27,67 @@ Decisions the contract leaves open:
   no longer, neither/nor) and questions give no relation; their noun phrases stay entities.
 """
 
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+import re
 
 from ...extraction import EntitySpec, Extraction, RelationSpec
 from ...ontology import Ontology
 from ...text import normalize_name
 from ..chunking import chunk_spans, split_sentences
 from .base import SourceDocument
+from .offline_entities import is_stop_entity, merge_variants, same_person, title_name
 from .offline_lexicon import (
-    _ADVERBS,
     _ALLCAPS_WORDS,
-    _ASSOC,
     _AUX,
-    _BE,
-    _CAMEL,
-    _CODE_CAMEL,
     _COMMON_NOUNS,
     _COMMON_VERBS,
     _COND_END,
     _CONDITIONAL,
-    _DETERMINERS,
-    _DUE_SKIP,
-    _ED_NOUNS,
-    _HAVE,
     _HEAD_TYPES,
     _HEDGE,
     _HEDGE_START,
-    _IRREGULAR,
     _ISSUE_HEADS,
     _LIST_SEP,
     _LOWER_WORD,
-    _LY_NOUNS,
-    _NEG,
     _NOUN_SUFFIXES,
-    _NUMBER_UNIT,
     _PLURAL_ACRONYM,
     _PP_PREPS,
-    _PRONOUNS,
     _REL_PRONOUNS,
     _RELATIONAL_HEADS,
     _SCOPE_BOUNDARY,
-    _SINGULAR_KEEP,
     _STOPLIKE,
-    _TOKEN,
     _VERBS,
     _VERSION,
-    BASE,
     HEDGED_CONFIDENCE,
-    ING,
-    LINKED_CONFIDENCE,
-    MAX_NP_WORDS,
     MAX_SENTENCE,
-    PAST,
-    PP,
+)
+from .offline_syntax import (
+    _Chunk,
+    _chunks,
+    _is_ed,
+    _is_neg,
+    _match,
+    _Pred,
+    _singular,
+    _Tok,
+    _tokens,
 )
 
-__all__ = ["OfflineExtractor"]
+__all__ = ["OfflineExtractor", "MAX_SENTENCE"]
+
+_NAME_CONNECTORS = frozenset(["of", "de", "del", "der", "di", "du", "van", "von", "da"])
 
 
-
-@dataclass(slots=True)
-class _Tok:
-    text: str
-    low: str
-    kind: str  # "w" word, "q" quoted term, "c" backticked code, "p" punctuation
-    initial: bool  # first word of the sentence or of a line: its capital says nothing
-    special: bool = False  # spelling is identity: acronym, CamelCase, digits, code
-    code: bool = False
-
-
-@dataclass(slots=True)
-class _Chunk:
-    start: int  # first token, determiners included
-    end: int  # one past the last word
-    words: list[int]
-    negated: bool = False  # "no X"
-    of_split: int = 0  # "exhaustion of the pool": index in words where the "of" part begins
-
-
-@dataclass(slots=True)
-class _Pred:
-    head: int
-    vg_start: int  # auxiliaries, negation and adverbs before the head belong to the predicate
-    obj_start: int
-    phrase: str
-    passive: bool = False
-    conf: float = 1.0
-    is_a: bool = False
-    due: bool = False
-
-
-def _is_adverb(low: str) -> bool:
-    return low in _ADVERBS or (len(low) > 4 and low.endswith("ly") and low not in _LY_NOUNS)
-
-
-def _is_neg(low: str) -> bool:
-    return low in _NEG or low.endswith(("n't", "n’t"))
-
-
-def _is_vg(low: str) -> bool:
-    return low in _AUX or low in _HEDGE or _is_neg(low) or _is_adverb(low)
-
-
-def _is_ed(low: str) -> bool:
-    return len(low) > 4 and low.endswith("ed") and low not in _ED_NOUNS
-
-
-@lru_cache(maxsize=4096)  # words repeat a lot; the answer depends on the word alone
-def _flags(w: str) -> tuple[bool, bool]:
-    """(special, code): is the spelling of ``w`` its identity (acronym, CamelCase, digits, code)?"""
-    if w in _ALLCAPS_WORDS or (w.isalpha() and w.islower()):
-        return False, False  # the common case, decided fast
-    core = w[:-1] if w.endswith("s") else w  # "APIs"
-    acronym = core[:1].isalpha() and core.isupper() and core.replace("&", "").isalnum() \
-        and sum(c.isupper() for c in core) >= 2
-    digits = any(c.isdigit() for c in w) and any(c.isalpha() for c in w) and not _NUMBER_UNIT.fullmatch(w)
-    code = _is_code(w)
-    return acronym or digits or code or bool(_CAMEL.fullmatch(w)), code
-
-
-def _is_code(w: str) -> bool:
-    """snake_case, camelCase, dotted.names (not versions, not "e.g") and calls()."""
-    if w.endswith("()") or _CODE_CAMEL.fullmatch(w) or ("_" in w.strip("_") and any(c.isalpha() for c in w)):
+def _same_thing(title: str, name: str) -> bool:
+    """Do a title and a name name the same thing: equal, a person-name variant, or one's words a
+    contiguous run of the other's (at least two words)?"""
+    a, b = normalize_name(title).split(), normalize_name(name).split()
+    if a == b or same_person(title, name) or same_person(name, title):
         return True
-    parts = w.split(".")
-    return len(parts) > 1 and w.islower() and max(map(len, parts)) > 1 and not parts[0].isdigit()
-
-
-def _singular(word: str) -> str:
-    """Singular of a lowercase plural noun by simple rules (leaks -> leak, dependencies -> dependency)."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if len(word) <= 3 or not word.endswith("s") or word in _SINGULAR_KEEP or not word.isalpha() \
-            or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "zzes", "ches", "shes")):
-        return word[:-2]
-    return word[:-1]
-
-
-def _tokens(sentence: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    last_end, first, lines = 0, True, "\n" in sentence
-    for m in _TOKEN.finditer(sentence):
-        text = m.group()
-        c = text[0]
-        kind = "c" if c == "`" and len(text) > 2 else "q" if c in "\"“" and len(text) > 2 else \
-            "w" if c.isalnum() or c == "_" else "p"
-        if lines and "\n" in sentence[last_end:m.start()]:
-            first = True  # a new line (list item, heading) starts like a sentence
-        if kind == "w" and text[-2:] in ("'s", "’s") and len(text) > 2:
-            text = text[:-2]  # "the JVM's collector": the name is JVM
-        tok = _Tok(text, text.lower(), kind, first and kind == "w")
-        if kind != "p":
-            first = False
-        if kind == "w":
-            tok.special, tok.code = _flags(text)
-        toks.append(tok)
-        last_end = m.end()
-    return toks
-
-
-def _np_ok(t: _Tok) -> bool:
-    """Can this token be a word of a noun phrase (ignoring predicate positions)?"""
-    if t.kind in "qc":
-        return True
-    return t.kind == "w" and not (t.low in _STOPLIKE or _is_adverb(t.low) or _is_neg(t.low))
-
-
-def _np_starts(toks: list[_Tok], j: int) -> bool:
-    n = len(toks)
-    while j < n and (toks[j].low in _DETERMINERS or _VERSION.fullmatch(toks[j].low)):
-        j += 1
-    return j < n and _np_ok(toks[j])
-
-
-def _vg_start(toks: list[_Tok], i: int, due: bool = False) -> int:
-    """First token of the verb group ending before ``i`` (for "due to" also "failed", "went down")."""
-    k = i - 1
-    while k >= 0 and (_is_vg(toks[k].low) or (due and (toks[k].low in _DUE_SKIP or toks[k].low in _COMMON_VERBS
-                                                        or _is_ed(toks[k].low)))):
-        k -= 1
-    return k + 1
-
-
-def _match(toks: list[_Tok], i: int) -> _Pred | None:
-    """The relation predicate whose head is token ``i``, if one is stated there."""
-    n = len(toks)
-    low = toks[i].low
-    nxt = toks[i + 1].low if i + 1 < n else ""
-    if (low in ("due", "owing") and nxt == "to") or (low == "because" and nxt == "of"):
-        p = _Pred(i, _vg_start(toks, i, due=True), i + 2, "due to", due=True)
-        return p if _np_starts(toks, p.obj_start) else None
-    if low in _BE:
-        j = i + 1
-        while j < n and _is_vg(toks[j].low) and toks[j].low not in _BE:
-            j += 1
-        w = [toks[k].low for k in range(j, min(j + 3, n))] + ["", "", ""]
-        art = w[0] in ("a", "an")
-        if w[art] == "part" and w[art + 1] == "of":
-            phrase, obj, conf, is_a = "is part of", j + art + 2, 1.0, False
-        elif art and w[1] in ("kind", "type", "sort", "form") and w[2] == "of":
-            phrase, obj, conf, is_a = "is a", j + 3, 1.0, False
-        elif art:
-            phrase, obj, conf, is_a = "is a", j + 1, 1.0, True
-        elif w[0] in _ASSOC and w[1] in ("to", "with"):
-            phrase, obj, conf, is_a = "affects", j + 2, LINKED_CONFIDENCE, False
-        elif w[0] == "dependent" and w[1] == "on":
-            phrase, obj, conf, is_a = "depends on", j + 2, 1.0, False
-        else:
-            return None
-        p = _Pred(i, _vg_start(toks, i), obj, phrase, conf=conf, is_a=is_a)
-        return p if _np_starts(toks, obj) else None
-    for slots, particle, phrase in _VERBS.get(low, ()):
-        j = i + 1
-        if j < n and _is_adverb(toks[j].low):  # "depends heavily on"
-            j += 1
-        passive = False
-        if PP in slots and (particle is None or phrase in ("writes to", "reads from")) and j < n \
-                and toks[j].low == "by":
-            passive, obj = True, j + 1
-        elif particle is not None:
-            if phrase in ("writes to", "reads from"):  # "writes access logs to disk": skip the data
-                k = j
-                while k < min(n, j + MAX_NP_WORDS + 1) and (toks[k].low in _DETERMINERS or _np_ok(toks[k])):
-                    k += 1
-                j = k if k < n and toks[k].low == particle else j
-            if not (j < n and toks[j].low == particle):
-                continue
-            obj = j + 1
-        else:
-            obj = i + 1
-        vg = _vg_start(toks, i)
-        aux = {toks[k].low for k in range(vg, i)}
-        if vg == i and i > 0 and toks[i - 1].low in _DETERMINERS and toks[i - 1].low != "that":
-            continue  # "the uses of", "a need": a noun
-        if not passive:
-            if slots == {ING} and not aux & _BE:
-                continue  # a bare gerund ("including", "using") is not a statement
-            if PP in slots and PAST not in slots and not aux & _HAVE:
-                continue  # "written" alone
-            if PP in slots and aux & _BE and phrase != "connects to":
-                continue  # agentless passive: "X is used to store Y" names no user
-            if phrase == "calls" and PAST in slots and not aux:
-                continue  # "a service called Foo" names, it does not call
-            if slots <= {BASE, PAST, PP} and vg > 0 and toks[vg - 1].low == "to":
-                continue  # infinitive: "needs to use"
-        if phrase == "results in" and vg == i and i > 0 and (toks[i - 1].low in _VERBS or toks[i - 1].low in
-                                                              _COMMON_VERBS or _is_ed(toks[i - 1].low)):
-            continue  # "returns results in JSON": a noun after a verb
-        if _np_starts(toks, obj):
-            k = obj
-            while k < n and toks[k].low in _DETERMINERS:
-                k += 1
-            if phrase == "results in" and (toks[k].special or (toks[k].text[:1].isupper() and k > 0)):
-                continue  # "caches results in Redis": a place, not an effect
-            conf = LINKED_CONFIDENCE if low.startswith("correlat") else 1.0
-            return _Pred(i, vg, obj, phrase, passive=passive, conf=conf)
-        if obj < n and toks[obj].low in _PRONOUNS:
-            return _Pred(i, vg, obj + 1, "")  # "depends on it": a verb (so no noun phrase) but no named end
-    return None
-
-
-def _chunks(toks: list[_Tok], blocked: list[bool]) -> list[_Chunk]:
-    """Noun-phrase chunks: determiners then up to five noun-phrase words; "X of Y" joined."""
-    n = len(toks)
-    ok = [not blocked[k] and _np_ok(toks[k]) for k in range(n)]
-    out: list[_Chunk] = []
-    i = 0
-    while i < n:
-        start, negated = i, False
-        while i + 1 < n and not blocked[i] and toks[i].low in _DETERMINERS and \
-                (ok[i + 1] or toks[i + 1].low in _DETERMINERS):
-            negated = negated or toks[i].low == "no"
-            i += 1
-        words: list[int] = []
-        while i < n and ok[i]:
-            words.append(i)
-            i += 1
-        if not words:
-            i = start + 1
-            continue
-        while len(words) > 1 and _VERSION.fullmatch(toks[words[0]].low):
-            words.pop(0)  # "3 replicas"
-        while words and toks[words[-1]].text.islower() and _is_ed(toks[words[-1]].low):
-            words.pop()  # a trailing participle is a verb, not the head
-        if words:
-            out.append(_Chunk(start, words[-1] + 1, words[-MAX_NP_WORDS:], negated))
-    merged: list[_Chunk] = []
-    for c in out:
-        prev = merged[-1] if merged else None
-        if prev and prev.end + 1 == c.start and toks[prev.end].low == "of" and not prev.of_split \
-                and len(prev.words) + len(c.words) <= MAX_NP_WORDS:
-            merged[-1] = _Chunk(prev.start, c.end, prev.words + c.words, prev.negated or c.negated, len(prev.words))
-        else:
-            merged.append(c)
-    return merged
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 2 and any(long[i:i + len(short)] == short for i in range(len(long) - len(short) + 1))
 
 
 class OfflineExtractor:
@@ -340,39 +100,92 @@ class OfflineExtractor:
         self.ontology = ontology or Ontology()
 
     def extract(self, doc: SourceDocument) -> Extraction:
-        """Entities and stated relations of ``doc.text``; supporting text is the exact sentence."""
+        """Entities and stated relations of ``doc.text``; supporting text is the exact sentence.
+
+        The document's title is its first entity when the text names it (see offline_entities)."""
         text = doc.text or ""
         # Words seen in lowercase tell a sentence-initial "Caches" (a common noun) from "Redis".
-        state = _DocState(self.ontology, {m.group() for m in _LOWER_WORD.finditer(text)})
-        for start, end in split_sentences(text):
+        state = _DocState(self.ontology, {m.group() for m in _LOWER_WORD.finditer(text)}, text)
+        title = title_name(doc.title or "")
+        if not (any(c.isupper() for c in title) and not is_stop_entity(title)):
+            title = ""  # a file name or an id: no name to give the document
+        spans = _split_title_line(text, title, split_sentences(text))
+        found = _find_name(text, title) if title else None
+        for start, end in spans:
+            if found is not None and start <= found < end:
+                state.title = state._entity(title, state._head_type(title.split()[-1]), text[start:end])
             if end - start <= MAX_SENTENCE:
                 state.sentence(text[start:end])
             else:  # a run-on "sentence" is cut at whitespace, offsets kept exact
                 for s, e in chunk_spans(text[start:end], MAX_SENTENCE, 0):
                     state.sentence(text[start + s:start + e])
-        return Extraction(tuple(state.entities), tuple(state.relations.values()))
+        if title and state.title is None and spans:
+            state.title_as_subject(title, text[spans[0][0]:spans[0][1]])
+        entities, relations = merge_variants(state.entities, state.relations.values(), state.title or "")
+        return Extraction(tuple(entities), tuple(relations))
+
+
+def _split_title_line(text: str, title: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A first line that is the title is a sentence of its own, whatever its case."""
+    nl = text.find("\n")
+    if not (title and spans and nl > 0 and spans[0][1] > nl):
+        return spans
+    line = text[:nl].strip().lstrip("#").strip()
+    if normalize_name(title_name(line)) != normalize_name(title):
+        return spans
+    rest = nl
+    while rest < spans[0][1] and text[rest].isspace():
+        rest += 1
+    head = (spans[0][0], spans[0][0] + len(text[spans[0][0]:nl].rstrip()))
+    return [head, (rest, spans[0][1]), *spans[1:]]
+
+
+def _find_name(text: str, name: str) -> int | None:
+    """Offset of the first whole-word, case-insensitive occurrence of ``name`` in ``text``."""
+    m = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text, re.I)
+    return m.start() if m else None
 
 
 class _DocState:
     """Entities and relations of one document, deduplicated as sentences are added."""
 
-    def __init__(self, ontology: Ontology, lower_words: set[str]) -> None:
+    def __init__(self, ontology: Ontology, lower_words: set[str], text: str = "") -> None:
         self.ontology = ontology
         self.lower_words = lower_words
+        self.text = text.lower()  # how often a common noun phrase recurs tells a topic from a description
         self.entities: list[EntitySpec] = []
         self.by_key: dict[str, str] = {}  # normalised name -> the entity's name as listed
         self.relations: dict[tuple[str, str, str], RelationSpec] = {}
+        self.title: str | None = None  # the title entity's listed name, once added
+
+    def title_as_subject(self, title: str, first: str) -> None:
+        """The text does not repeat the title: when the first sentence's first entity names the same
+        thing ("Lothair II" / "Lothair II of Lotharingia"), it becomes the title entity's alias."""
+        subject = next((e for e in self.entities if e.supporting_text == first), None)
+        if subject is None or not _same_thing(title, subject.name):
+            return
+        i = self.entities.index(subject)
+        self.entities[i] = EntitySpec(title, subject.type, first, (subject.name, *subject.aliases))
+        old, new = normalize_name(subject.name), normalize_name(title)
+        self.by_key[new] = title
+        self.title = title
+        for key, r in list(self.relations.items()):
+            if old in (key[0], key[2]):
+                del self.relations[key]
+                src, dst = (title if normalize_name(r.source) == old else r.source,
+                            title if normalize_name(r.target) == old else r.target)
+                self._relate(src, r.type, dst, r.confidence, r.supporting_text)
 
     # -- entities ---------------------------------------------------------------------------
 
-    def _entity(self, name: str, etype: str, sentence: str) -> str | None:
+    def _entity(self, name: str, etype: str, sentence: str, aliases: tuple[str, ...] = ()) -> str | None:
         name = name.strip(" \t\n.,;:!?'\"")
         key = normalize_name(name)
-        if not any(c.isalnum() for c in key):
+        if not any(c.isalnum() for c in key) or is_stop_entity(name):
             return None
         if key not in self.by_key:  # the first mention keeps its sentence
             self.by_key[key] = name
-            self.entities.append(EntitySpec(name=name, type=etype, supporting_text=sentence))
+            self.entities.append(EntitySpec(name=name, type=etype, supporting_text=sentence, aliases=aliases))
         return self.by_key[key]
 
     def _head_type(self, head: str) -> str:
@@ -406,8 +219,13 @@ class _DocState:
             return t.text  # "Redis uses ..."
         return t.low
 
-    def chunk_entity(self, toks: list[_Tok], c: _Chunk, sentence: str) -> str | None:
-        """Add the entity named by chunk ``c``; return its listed name."""
+    def chunk_entity(self, toks: list[_Tok], c: _Chunk, sentence: str, subject_only: bool = False) -> str | None:
+        """Add the entity named by chunk ``c``; return its listed name.
+
+        ``subject_only``: the chunk is only the subject of some verb (no stated relation). A common
+        noun phrase there ("the population was", "the unincorporated community was founded") is an
+        entity only when its head names a system part or an issue (the lexicon's heads) or the
+        document says it more than once ("the retry storm ... the retry storm"); names always are."""
         parts = [self._word(toks, c, k) for k in range(len(c.words))]
         last = toks[c.words[-1]]
         if len(parts) > 1 and not c.of_split and (last.special or parts[-1][:1].isupper()) \
@@ -423,7 +241,11 @@ class _DocState:
         etype = "component" if head.kind == "c" or head.code else self._head_type((parts[h].split() or [""])[-1])
         if c.of_split:
             parts.insert(c.of_split, "of")
-        return self._entity(" ".join(p for p in parts if p), etype, sentence)
+        name = " ".join(p for p in parts if p)
+        if subject_only and name == name.lower() and not any(toks[w].special or toks[w].kind in "qc" for w in c.words) \
+                and etype == "concept" and _singular(head.low) not in _COMMON_NOUNS and self.text.count(name) < 2:
+            return None  # said once, as a subject: a description ("the population was"), not a topic
+        return self._entity(name, etype, sentence)
 
     def _names(self, toks: list[_Tok], sentence: str) -> None:
         """Proper nouns, acronyms, names with digits, quoted terms and code identifiers."""
@@ -442,8 +264,16 @@ class _DocState:
                 self._entity(t.text[1:-1], "component", sentence)
             elif capital(t):
                 j = i + 1
-                while j < n and (capital(toks[j]) or (toks[j].kind == "w" and _VERSION.fullmatch(toks[j].low))):
-                    j += 1
+                while j < n:
+                    if capital(toks[j]) or (toks[j].kind == "w" and _VERSION.fullmatch(toks[j].low)):
+                        j += 1
+                        continue
+                    # "Reign of Terror", "House of the Lords", "Ludwig van Beethoven": one name, not two
+                    k = j + 1 + (j + 2 < n and toks[j].low == "of" and toks[j + 1].low == "the")
+                    if toks[j].low in _NAME_CONNECTORS and k < n and capital(toks[k]):
+                        j = k
+                        continue
+                    break
                 run = toks[i:j]
                 if run[0].initial and len(run) > 1 and not run[0].special and \
                         (run[0].low in _VERBS or _is_ed(run[0].low) or run[0].low.endswith("ing")):
@@ -493,7 +323,7 @@ class _DocState:
         for c in chunks:
             nt = toks[c.end].low if c.end < n else ""
             if nt in _AUX or nt in _COMMON_VERBS or _is_ed(nt) or c.end in vg_starts:
-                self.chunk_entity(toks, c, sentence)
+                self.chunk_entity(toks, c, sentence, subject_only=True)
         if sentence.rstrip("\"')]” ").endswith("?") or toks[0].low in ("does", "do", "did"):
             return  # a question states nothing
         in_cond = [False] * n
