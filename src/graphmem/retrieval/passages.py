@@ -127,8 +127,7 @@ def _first_stage(ctx: Context, r: Round, cfg: PassageConfig, want: int) -> None:
     # Candidate pools are deep (pool_k); only their heads seed the graph walk (seed_k_*).
     pool = max(cfg.pool_k, want if cfg.strategy == "none" else 0)
     if cfg.use_lexical:
-        r.lex = {h.chunk.chunk_id: h.score
-                 for h in ctx.store.search_chunks(r.query, max(pool, cfg.seed_k_lexical))}
+        r.lex = dict(ctx.store.rank_chunks(r.query, max(pool, cfg.seed_k_lexical)))
     r.chunk_index = ctx.embeddings.vector_index("chunk") if r.qvec is not None and cfg.use_dense else None
     if r.chunk_index is not None:
         r.dense = {c: v for c, v in r.chunk_index.search(r.qvec, max(pool, cfg.seed_k_dense))
@@ -294,7 +293,7 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
     store = ctx.store
     dsim = r.chunk_index.similarity(r.qvec, chunk_cands) if r.chunk_index is not None else {}
     dsim = {c: max(s, 0.0) for c, s in dsim.items()}
-    blex = store.chunk_bm25(r.query, chunk_cands) if cfg.use_lexical else {}
+    blex = _candidate_bm25(ctx, r, chunk_cands) if cfg.use_lexical else {}
     gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "c"}
     ranked = combine(cfg, r.fused, chunk_cands, dsim, blex, gs, {})
     chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
@@ -307,6 +306,16 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
                           "end": ch.end, "text": ch.text, "title": title}],
                         _path(("c", cid), r)))
     return hits
+
+
+def _candidate_bm25(ctx: Context, r: Round, chunk_cands: list[str]) -> dict[str, float]:
+    """BM25 of the candidates: the seeding's scores (the same expression over the same rows,
+    so the same numbers) and one restricted match for the candidates it did not score."""
+    blex = {c: r.lex[c] for c in chunk_cands if c in r.lex}
+    rest = [c for c in chunk_cands if c not in r.lex]
+    if rest:
+        blex.update(ctx.store.chunk_bm25(r.query, rest))
+    return blex
 
 
 def _entity_hits(ctx: Context, r: Round, cfg: PassageConfig, top_graph: list[str], ent_map: Mapping[str, Any],

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .ann import AnnIndex, ann_available
+from .blas import matvec
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -112,7 +113,7 @@ class VectorIndex:
                 self._ann = AnnIndex(self.store, self.item_kind, self.model, self.ann_folder, self._mat.shape[1])
             hits = self._ann.search(query, k)
             return [(self._rowid_item[r], s) for r, s in hits if r in self._rowid_item]
-        scores = self._mat @ np.asarray(query, dtype=np.float32).reshape(-1)
+        scores = matvec(self._mat, np.asarray(query, dtype=np.float32).reshape(-1))
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
@@ -125,7 +126,7 @@ class VectorIndex:
         rows = [(i, self._row[i]) for i in ids if i in self._row]
         if not rows:
             return {}
-        sims = self._mat[[r for _, r in rows]] @ q
+        sims = matvec(self._mat[[r for _, r in rows]], q)
         return {i: float(s) for (i, _), s in zip(rows, sims)}
 
     def vectors_of(self, ids: list[str]) -> np.ndarray | None:

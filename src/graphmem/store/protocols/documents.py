@@ -73,6 +73,10 @@ class DocumentStore(Protocol):
         ``[...]``; ``latest_only``: chunks of latest versions only."""
         ...
 
+    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[tuple[str, float]]:
+        """``(chunk id, score)`` of :meth:`search_chunks`' hits, in its order, without snippets."""
+        ...
+
     def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         """BM25 of ``text`` for the given chunks (chunks matching no word, and missing ids, absent)."""
         ...

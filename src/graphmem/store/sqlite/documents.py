@@ -171,6 +171,25 @@ class DocumentSqlMixin(SqlHelpers):
         sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
         return [ChunkHit(self._chunk(r), r["title"], float(r["score"]), r["snip"]) for r in self._rows(sql, (expr, k))]
 
+    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[tuple[str, float]]:
+        """``(chunk id, BM25)`` of the best ``k`` chunks, in :meth:`search_chunks`' order, without
+        snippets or chunk rows: a search's seeding keeps only ids and scores, and a snippet per
+        candidate (of a deep pool) cost more than the match itself."""
+        expr = self.chunk_fts_expr(text)
+        if expr is None or k <= 0:
+            return []
+        # The same joins and ORDER BY as search_chunks: the same plan, so ties keep their order.
+        sql = (
+            "SELECT c.chunk_id, -bm25(chunks_fts) AS score"
+            " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+            " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
+            " WHERE chunks_fts MATCH ?"
+        )
+        if latest_only:
+            sql += " AND d.is_latest = 1"
+        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
+        return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k))]
+
     def chunk_fts_expr(self, text: str) -> str | None:
         """The FTS5 expression for ``text`` over chunks (escaped; corpus-wide words pruned)."""
         total = self.conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
