@@ -35,6 +35,17 @@ class PassageGraph:
     def __init__(self, ctx: Context, cfg: PassageConfig) -> None:
         self.store = ctx.store
         self.cfg = cfg
+        # Passage counts of the entities seen so far: a walk meets the same entities round after
+        # round, and recounting their passages was ~9% of a search.
+        self._counts: dict[str, int] = {}
+
+    def chunk_counts(self, entity_ids: set[str]) -> dict[str, int]:
+        """Distinct passages mentioning each entity (counted once per walk)."""
+        missing = entity_ids - self._counts.keys()
+        if missing:
+            got = self.store.entity_chunk_counts(missing)
+            self._counts.update({e: got.get(e, 0) for e in missing})
+        return {e: self._counts[e] for e in entity_ids if self._counts[e]}
 
     def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
         out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
@@ -44,8 +55,7 @@ class PassageGraph:
         if chunks:
             by_chunk = self.store.chunk_entities(chunks)
             power = self.cfg.mention_idf_power
-            counts = (self.store.entity_chunk_counts({e for es in by_chunk.values() for e in es})
-                      if power else {})
+            counts = self.chunk_counts({e for es in by_chunk.values() for e in es}) if power else {}
             for cid, eids in by_chunk.items():
                 # Rare entities are the informative bridges; hubs ("2018", "city") spread mass thin.
                 out[("c", cid)] = [(("n", e), w / (max(counts.get(e, 1), 1) ** power) if power else w)

@@ -122,10 +122,11 @@ def search(
     hits = hits[:k] if len(kinds) == 1 else _interleave(hits, kinds, k)
 
     # 4. evidence ---------------------------------------------------------------------------
-    subgraph = subgraph_of(ctx.store, hits, cfg.min_confidence) if with_subgraph else []
-    result = SearchResult(query, hits, subgraph, notes, timings_ms=timings)
+    store, min_conf, final = ctx.store, cfg.min_confidence, list(hits)
+    result = SearchResult(query, hits, (lambda: subgraph_of(store, final, min_conf)) if with_subgraph else [],
+                          notes, timings_ms=timings)
     if as_context:
-        result.context = build_context(hits, subgraph, token_budget)
+        result.context = build_context(hits, result.subgraph, token_budget)
     timings["total"] = (time.perf_counter() - t0) * 1000
     return result
 
