@@ -272,8 +272,13 @@ def _path(node: GNode, r: Round) -> list[str]:
     return [r.names.get(n, n[1]) for n in chain(node, r.parent)]
 
 
-def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], want: int) -> list[Hit]:
-    """Chunk and entity hits (the kinds asked for), best ``want`` of each, with their paths."""
+def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], want: int,
+           detail: int | None = None) -> list[Hit]:
+    """Chunk and entity hits (the kinds asked for), best ``want`` of each, with their paths.
+
+    The candidates and their scores follow ``want``; only the best ``detail`` (default ``want``)
+    of each kind are returned, so texts and citations are read only for those."""
+    out_k = want if detail is None else min(detail, want)
     store = ctx.store
     chunk_cands = list(dict.fromkeys(
         list(r.fused) + [n[1] for n in sorted((n for n in r.graph_score if n[0] == "c"),
@@ -292,9 +297,9 @@ def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], wan
         r.names[("n", nid)] = name
     hits: list[Hit] = []
     if "chunk" in kinds or "document" in kinds:
-        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, want))
+        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, out_k))
     if "entity" in kinds:
-        hits.extend(_entity_hits(ctx, r, cfg, [n[1] for n in top_graph], ent_map, want))
+        hits.extend(_entity_hits(ctx, r, cfg, [n[1] for n in top_graph], ent_map, want, out_k))
     return hits
 
 
@@ -329,7 +334,7 @@ def _candidate_bm25(ctx: Context, r: Round, chunk_cands: list[str]) -> dict[str,
 
 
 def _entity_hits(ctx: Context, r: Round, cfg: PassageConfig, top_graph: list[str], ent_map: Mapping[str, Any],
-                 want: int) -> list[Hit]:
+                 want: int, out_k: int) -> list[Hit]:
     store = ctx.store
     ent_ids = list(dict.fromkeys(list(r.ent_seeds) + top_graph))
     ent_ids = [e for e in ent_ids if e in ent_map and ent_map[e].kind == ENTITY and not ent_map[e].archived]
@@ -337,10 +342,13 @@ def _entity_hits(ctx: Context, r: Round, cfg: PassageConfig, top_graph: list[str
     edense = {e: max(s, 0.0) for e, s in (eindex.similarity(r.qvec, ent_ids) if eindex else {}).items()}
     elex = dict(store.search_node_names(r.query, ENTITY, want)) if cfg.use_lexical else {}
     gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "n"}
-    prov = store.provenance_for("node", ent_ids[:want], 3)
-    hits = []
     relevance = {e: ent_map[e].relevance for e in ent_ids}
-    for eid, score, parts in combine(cfg, r.fused, ent_ids, edense, elex, gs, relevance)[:want]:
+    ranked = combine(cfg, r.fused, ent_ids, edense, elex, gs, relevance)[:out_k]
+    shown = {eid for eid, _, _ in ranked}
+    # Citations as before: for the first ``want`` candidates, now read only for those shown.
+    prov = store.provenance_for("node", [e for e in ent_ids[:want] if e in shown], 3)
+    hits = []
+    for eid, score, parts in ranked:
         node = ent_map[eid]
         cites = [{"doc_id": p.doc_id, "version": p.version, "chunk_id": p.chunk_id, "start": p.start,
                   "end": p.end, "text": p.text} for p in prov.get(eid, [])]

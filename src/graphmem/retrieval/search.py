@@ -109,7 +109,10 @@ def search(
     cfg = _resolve(ctx, strategy, preset, config)
     t0 = time.perf_counter()
     want = max(k * (5 if "document" in kinds else 1), cfg.max_candidates)
-    hits, notes, timings = _rank(ctx, query, cfg, kinds, want)
+    # Text and citations only for the hits a caller can get: the best k of each kind, unless
+    # documents (their best passages) or a feedback round (its first-round texts) need more.
+    detail = want if "document" in kinds or cfg.feedback_passages > 0 else k
+    hits, notes, timings = _rank(ctx, query, cfg, kinds, want, detail)
     if cfg.feedback_passages > 0 and ("chunk" in kinds or "document" in kinds):
         hits = _feedback_round(ctx, query, cfg, hits, want, notes, timings)
     if "document" in kinds:
@@ -131,13 +134,14 @@ def search(
     return result
 
 
-def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int
+def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None
           ) -> tuple[list[Hit], list[str], dict[str, float]]:
-    """Steps 1-3 for one query: the best ``want`` hits of each kind asked for (chunks stand in
-    for documents), best first, with notes and timings."""
+    """Steps 1-3 for one query: the best ``want`` candidates of each kind asked for (chunks stand
+    in for documents), of which the best ``detail`` (default all) become hits, best first, with
+    notes and timings."""
     t0 = time.perf_counter()
     r = rank(ctx, query, cfg, kinds, want)
-    hits = rerank(ctx, r, cfg, kinds, want)
+    hits = rerank(ctx, r, cfg, kinds, want, detail)
     if "page" in kinds:
         hits.extend(_page_hits(ctx, query, want, r.graph_score, cfg))
     r.timings["rerank"] = (time.perf_counter() - t0) * 1000 - r.timings["seeds"] - r.timings["expand"]
