@@ -133,9 +133,13 @@ def search_rows(data: Path, home: Path, queries: list[str]) -> list[dict[str, An
     out = []
     for name, kwargs, fn, what in cases:
         ours, bare = [], []
-        for q in queries:
+        for i, q in enumerate(queries):
+            # Who goes first alternates: the second one finds the query's postings in the CPU caches.
+            if i % 2:
+                bare.append(_timed(lambda q=q, fn=fn: fn(q)))  # type: ignore[misc]
             ours.append(_timed(lambda q=q, kw=kwargs: kb.search(q, k=10, **kw)))  # type: ignore[misc]
-            bare.append(_timed(lambda q=q, fn=fn: fn(q)))  # type: ignore[misc]
+            if not i % 2:
+                bare.append(_timed(lambda q=q, fn=fn: fn(q)))  # type: ignore[misc]
         out.append(row(name, ours, bare, what))
     kb.close()
     return out

@@ -22,7 +22,6 @@ class DocumentSqlMixin(SqlHelpers):
     """Document versions, their chunks and BM25 over chunks."""
 
     _fts_memo: tuple[tuple[str, int] | None, str | None]
-    _old_memo: tuple[tuple[int, ...] | None, int] = (None, 0)
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -197,17 +196,6 @@ class DocumentSqlMixin(SqlHelpers):
             sql += (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version WHERE d.is_latest = 1")
         sql += " ORDER BY f.score DESC LIMIT ?"
         return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k + old, k))]
-
-    def _old_chunk_count(self) -> int:
-        """Chunks of documents' older versions (memoised until a chunk or a version is added:
-        only a new version makes another one old)."""
-        key = self.conn.execute("SELECT (SELECT coalesce(max(id), 0) FROM chunks),"
-                                " (SELECT coalesce(max(rowid), 0) FROM documents)").fetchone()
-        if self._old_memo[0] != tuple(key):
-            n = self.conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
-                                  " AND d.version = c.version WHERE d.is_latest = 0").fetchone()[0]
-            self._old_memo = (tuple(key), n)
-        return self._old_memo[1]
 
     def chunk_fts_expr(self, text: str) -> str | None:
         """The FTS5 expression for ``text`` over chunks (escaped; corpus-wide words pruned)."""
