@@ -30,3 +30,32 @@ def test_seeding_scores_are_the_full_rows_scores(tmp_path, model_dir) -> None:
         for q in ["pool exhaustion outage", "Redis routes", "label printer S3 bucket", "api"]:
             full = kb.store.search_chunks(q, 50)
             assert full and kb.store.rank_chunks(q, 50) == [(h.chunk.chunk_id, h.score) for h in full]
+
+
+def test_pruning_checks_kept_between_calls_give_the_same_expression() -> None:
+    import sqlite3
+
+    from graphmem.store.sqlite.fts import pruned_fts_query
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    conn.executemany("INSERT INTO t (x) VALUES (?)", [("common rare",), ("common",), ("common other",)])
+    memo: dict[str, bool] = {}
+    first = pruned_fts_query(conn, "t", "common rare", 3, max_share=0.5, floor=2, memo=memo)
+    assert first == '"rare"' and memo == {"common": True, "rare": False}
+    conn.execute("DELETE FROM t")  # a kept answer would now be wrong: the caller empties the memo
+    assert pruned_fts_query(conn, "t", "common rare", 3, max_share=0.5, floor=2, memo=memo) == '"rare"'
+    assert pruned_fts_query(conn, "t", "common rare", 3, max_share=0.5, floor=2, memo={}) == '"common" OR "rare"'
+    assert pruned_fts_query(conn, "t", "common rare", 3, max_share=0.5, floor=2) == '"common" OR "rare"'
+
+
+def test_the_stores_pruning_memo_is_emptied_by_a_write(tmp_path) -> None:
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        kb.documents.ingest_text("alpha beta", title="One")
+        memo = kb.store._prune_memo("chunks_fts", 1)
+        memo["alpha"] = True
+        assert kb.store._prune_memo("chunks_fts", 1) is memo
+        assert kb.store._prune_memo("chunks_fts", 2) == {}  # the table grew
+        kb.store._prune_memo("chunks_fts", 1)["alpha"] = True
+        kb.documents.ingest_text("gamma", title="Two")
+        assert kb.store._prune_memo("chunks_fts", 1) == {}

@@ -204,7 +204,8 @@ class DocumentSqlMixin(SqlHelpers):
         # the pruning checks run once while the chunk table is unchanged.
         key = (text, total)
         if self._fts_memo[0] != key:
-            self._fts_memo = (key, pruned_fts_query(self.conn, "chunks_fts", text, total))
+            self._fts_memo = (key, pruned_fts_query(self.conn, "chunks_fts", text, total,
+                                                    memo=self._prune_memo("chunks_fts", total)))
         return self._fts_memo[1]
 
     def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:

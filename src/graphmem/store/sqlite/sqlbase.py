@@ -55,6 +55,16 @@ class SqlHelpers:
             self._old_memo = (tuple(key), n)
         return self._old_memo[1]
 
+    def _prune_memo(self, table: str, total: int) -> dict[str, bool]:
+        """Which words are too common to search ``table`` for, kept until the next write to the
+        file (this connection's or another's) or a change of ``total``."""
+        key = (total, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        memos = self.__dict__.setdefault("_prune_memos", {})
+        if table not in memos or memos[table][0] != key:
+            memos[table] = (key, {})
+        got: dict[str, bool] = memos[table][1]
+        return got
+
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
 
