@@ -192,7 +192,7 @@ class DocumentSqlMixin(SqlHelpers):
         # top k + (chunks of old versions) holds the top k latest ones, however the old ones rank.
         sql = ("SELECT c.chunk_id, f.score FROM (SELECT rowid, -rank AS score FROM chunks_fts"
                " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.id = f.rowid")
-        if latest_only:
+        if old:  # without old versions every chunk is a latest one
             sql += (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version WHERE d.is_latest = 1")
         sql += " ORDER BY f.score DESC LIMIT ?"
         return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k + old, k))]
