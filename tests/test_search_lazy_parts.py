@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import graphmem
 from graphmem.retrieval.evidence import subgraph_of
 from graphmem.retrieval.search import search
@@ -59,3 +61,23 @@ def test_the_stores_pruning_memo_is_emptied_by_a_write(tmp_path) -> None:
         kb.store._prune_memo("chunks_fts", 1)["alpha"] = True
         kb.documents.ingest_text("gamma", title="Two")
         assert kb.store._prune_memo("chunks_fts", 1) == {}
+
+
+@pytest.mark.parametrize("all_matches_max", [5000, 1])
+def test_one_match_serves_seeding_and_rerank_with_the_same_numbers(tmp_path, monkeypatch, all_matches_max) -> None:
+    """rank_chunks keeps its match's scores for chunk_bm25; with more matches than it keeps
+    (all_matches_max=1) both run their own match: the answers are the same either way."""
+    from graphmem.store.sqlite import documents
+
+    monkeypatch.setattr(documents, "_ALL_MATCHES_MAX", all_matches_max)
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        for i, text in enumerate(["red kayak", "red red bicycle", "blue kayak on a red lake", "green", "red"]):
+            kb.documents.ingest_text(text, doc_id=f"d{i}", title=f"T{i}")
+        ids = [c for c, _ in kb.store.rank_chunks("red kayak", 50)]
+        assert ids == [h.chunk.chunk_id for h in kb.store.search_chunks("red kayak", 50)]
+        kept = kb.store.chunk_bm25("red kayak", [*ids, "d3:v1:c0", "nope"])
+        kb.store._scores_memo = (None, None)
+        assert kept == kb.store.chunk_bm25("red kayak", [*ids, "d3:v1:c0", "nope"]) and set(kept) == set(ids)
+        kb.store.rank_chunks("red kayak", 50)
+        kb.documents.ingest_text("red kayak red kayak", doc_id="d9", title="T9")  # a write: kept scores go
+        assert "d9:v1:c0" in kb.store.chunk_bm25("red kayak", ["d9:v1:c0"])

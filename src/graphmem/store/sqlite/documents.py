@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -16,12 +17,15 @@ __all__ = ["DocumentSqlMixin"]
 
 # Above this many chunks of old versions, rank_chunks filters inside the ranked join instead.
 _MAX_OLD_CHUNKS = 2000
+# Up to this many matching chunks, one match's scores serve a whole search (rank_chunks, chunk_bm25).
+_ALL_MATCHES_MAX = 5000
 
 
 class DocumentSqlMixin(SqlHelpers):
     """Document versions, their chunks and BM25 over chunks."""
 
     _fts_memo: tuple[tuple[str, int] | None, str | None]
+    _scores_memo: tuple[tuple[str, int, int] | None, dict[int, float] | None] = (None, None)
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -188,6 +192,13 @@ class DocumentSqlMixin(SqlHelpers):
                    " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
                    " WHERE chunks_fts MATCH ? AND d.is_latest = 1 ORDER BY bm25(chunks_fts) LIMIT ?")
             return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k))]
+        scores = None if old else self._all_chunk_scores(expr)
+        if scores is not None:
+            # FTS5's own order: by rank, ties by rowid. nsmallest is sorted(...)[:k], stable.
+            top = heapq.nsmallest(k, scores, key=lambda rowid: (-scores[rowid], rowid))
+            ids = {r[0]: r[1] for part in batches(top)
+                   for r in self._rows(f"SELECT id, chunk_id FROM chunks WHERE id IN ({marks(len(part))})", part)}
+            return [(ids[r], scores[r]) for r in top]
         # FTS5 ranks and limits inside the virtual table (half the time of a ranked join); the
         # top k + (chunks of old versions) holds the top k latest ones, however the old ones rank.
         sql = ("SELECT c.chunk_id, f.score FROM (SELECT rowid, -rank AS score FROM chunks_fts"
@@ -196,6 +207,19 @@ class DocumentSqlMixin(SqlHelpers):
             sql += (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version WHERE d.is_latest = 1")
         sql += " ORDER BY f.score DESC LIMIT ?"
         return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k + old, k))]
+
+    def _all_chunk_scores(self, expr: str) -> dict[int, float] | None:
+        """BM25 (higher is better) of every chunk matching ``expr`` by row id, or None when more
+        than _ALL_MATCHES_MAX match. One match serves a whole search: the seeding takes its
+        head, the rerank the scores of its candidates (a second match cost as much as the first).
+        Kept until the next write or another expression."""
+        key = (expr, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._scores_memo[0] != key:
+            rows = self.conn.execute("SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?",
+                                     (expr, _ALL_MATCHES_MAX + 1)).fetchall()
+            got = None if len(rows) > _ALL_MATCHES_MAX else {r[0]: float(r[1]) for r in rows}
+            self._scores_memo = (key, got)
+        return self._scores_memo[1]
 
     def chunk_fts_expr(self, text: str) -> str | None:
         """The FTS5 expression for ``text`` over chunks (escaped; corpus-wide words pruned)."""
@@ -213,6 +237,14 @@ class DocumentSqlMixin(SqlHelpers):
         fts_expr = self.chunk_fts_expr(text)
         out: dict[str, float] = {}
         if fts_expr is None:
+            return out
+        key = (fts_expr, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        scores = self._scores_memo[1] if self._scores_memo[0] == key else None
+        if scores is not None:  # the match of this expression is at hand: no second one
+            for part in batches(list(dict.fromkeys(chunk_ids))):
+                for r in self._rows(f"SELECT chunk_id, id FROM chunks WHERE chunk_id IN ({marks(len(part))})", part):
+                    if r[1] in scores:
+                        out[r[0]] = scores[r[1]]
             return out
         for part in batches(list(chunk_ids)):
             for r in self._rows(
