@@ -81,3 +81,17 @@ def test_one_match_serves_seeding_and_rerank_with_the_same_numbers(tmp_path, mon
         kb.store.rank_chunks("red kayak", 50)
         kb.documents.ingest_text("red kayak red kayak", doc_id="d9", title="T9")  # a write: kept scores go
         assert "d9:v1:c0" in kb.store.chunk_bm25("red kayak", ["d9:v1:c0"])
+
+
+def test_similarity_before_the_matrix_is_loaded_reads_only_those_vectors(tmp_path, model_dir) -> None:
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{model_dir}"}}) as kb:
+        _fill(kb)
+        q = kb.embed_query("dispatch outage")
+        ids = sorted(kb.store.find_nodes("entity", ["pgbouncer", "dispatch api", "redis cache"]).values())
+        fresh = kb.embeddings.vector_index("entity")
+        fresh.__init__(fresh.store, fresh.item_kind, fresh.model)  # as in a new process
+        partial = fresh.similarity(q, [*ids, "no-such-id", ids[0]])
+        assert len(fresh) == 0  # nothing loaded
+        fresh.refresh()
+        assert len(fresh) == 8 and partial == fresh.similarity(q, [*ids, "no-such-id", ids[0]])
+        assert set(partial) == set(ids) and all(-1.0 <= v <= 1.0 for v in partial.values())

@@ -339,7 +339,7 @@ def _entity_hits(ctx: Context, r: Round, cfg: PassageConfig, top_graph: list[str
     ent_ids = list(dict.fromkeys(list(r.ent_seeds) + top_graph))
     ent_ids = [e for e in ent_ids if e in ent_map and ent_map[e].kind == ENTITY and not ent_map[e].archived]
     eindex = ctx.embeddings.vector_index(ENTITY) if r.qvec is not None else None
-    edense = {e: max(s, 0.0) for e, s in (eindex.similarity(r.qvec, ent_ids) if eindex else {}).items()}
+    edense = {e: max(s, 0.0) for e, s in (eindex.similarity(r.qvec, ent_ids) if eindex is not None else {}).items()}
     elex = dict(store.search_node_names(r.query, ENTITY, want)) if cfg.use_lexical else {}
     gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "n"}
     relevance = {e: ent_map[e].relevance for e in ent_ids}
