@@ -95,3 +95,14 @@ def test_similarity_before_the_matrix_is_loaded_reads_only_those_vectors(tmp_pat
         fresh.refresh()
         assert len(fresh) == 8 and partial == fresh.similarity(q, [*ids, "no-such-id", ids[0]])
         assert set(partial) == set(ids) and all(-1.0 <= v <= 1.0 for v in partial.values())
+
+
+def test_the_configured_preset_is_the_one_a_search_uses(tmp_path, model_dir) -> None:
+    cfg = {"embeddings": {"model": f"model2vec:{model_dir}"}, "search": {"preset": "dense"}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
+        _fill(kb)
+        q = "why did the dispatch API have an outage?"
+        got = kb.search(q, k=5).to_dict()
+        assert got == kb.search(q, k=5, preset="dense").to_dict()
+        assert got != kb.search(q, k=5, preset="default").to_dict()
+        assert all(h["parts"]["lexical"] == 0.0 for h in got["hits"])

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import InvalidInput
-from .config import PassageConfig, SearchConfig, auto_preset, is_contextual, resolve_config, search_config
+from .config import PassageConfig, SearchConfig, auto_preset, configured_preset, is_contextual, resolve_config
 from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
@@ -81,7 +81,7 @@ def _resolve(ctx: Context, strategy: str | None, preset: str | None,
     overrides = dict(config or {})
     if strategy is not None:
         overrides["strategy"] = strategy
-    name = preset or search_config(ctx.config).preset
+    name = preset or configured_preset(ctx.config)
     if name == "auto":
         name = auto_preset_for(ctx)
     return resolve_config(name, overrides)
