@@ -73,12 +73,12 @@ def test_one_match_serves_seeding_and_rerank_with_the_same_numbers(tmp_path, mon
     with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
         for i, text in enumerate(["red kayak", "red red bicycle", "blue kayak on a red lake", "green", "red"]):
             kb.documents.ingest_text(text, doc_id=f"d{i}", title=f"T{i}")
-        ids = [c for c, _ in kb.store.rank_chunks("red kayak", 50)]
+        ids = [c for c, _ in kb.store.rank_chunks("red kayak", 50, keep_scores=True)]
         assert ids == [h.chunk.chunk_id for h in kb.store.search_chunks("red kayak", 50)]
         kept = kb.store.chunk_bm25("red kayak", [*ids, "d3:v1:c0", "nope"])
         kb.store._scores_memo = (None, None)
         assert kept == kb.store.chunk_bm25("red kayak", [*ids, "d3:v1:c0", "nope"]) and set(kept) == set(ids)
-        kb.store.rank_chunks("red kayak", 50)
+        kb.store.rank_chunks("red kayak", 50, keep_scores=True)
         kb.documents.ingest_text("red kayak red kayak", doc_id="d9", title="T9")  # a write: kept scores go
         assert "d9:v1:c0" in kb.store.chunk_bm25("red kayak", ["d9:v1:c0"])
 

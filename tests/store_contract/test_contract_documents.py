@@ -136,7 +136,9 @@ def test_rank_chunks_is_search_chunks_without_the_rows(store) -> None:
     document(store, "b", ["a red bicycle with a red bell", "red", "kayak kayak"], title="Bikes")
     for text, k, latest in [("red kayak", 10, True), ("red kayak", 2, True), ("kayak", 10, False), ("red", 1, True)]:
         full = store.search_chunks(text, k, latest_only=latest)
-        assert store.rank_chunks(text, k, latest_only=latest) == [(h.chunk.chunk_id, h.score) for h in full]
+        for keep in (False, True):
+            assert store.rank_chunks(text, k, latest_only=latest, keep_scores=keep) == [
+                (h.chunk.chunk_id, h.score) for h in full]
     assert old[0].chunk_id not in {c for c, _ in store.rank_chunks("kayak")}
     assert old[0].chunk_id in {c for c, _ in store.rank_chunks("kayak", latest_only=False)}
     assert len(store.rank_chunks("red kayak")) == 5

@@ -137,7 +137,9 @@ def _first_stage(ctx: Context, r: Round, cfg: PassageConfig, want: int) -> None:
     # Candidate pools are deep (pool_k); only their heads seed the graph walk (seed_k_*).
     pool = max(cfg.pool_k, want if cfg.strategy == "none" else 0)
     if cfg.use_lexical:
-        r.lex = dict(ctx.store.rank_chunks(r.query, max(pool, cfg.seed_k_lexical)))
+        # Dense or walked candidates outside the lexical pool get their BM25 from the same match.
+        keep = cfg.use_dense or cfg.strategy != "none"
+        r.lex = dict(ctx.store.rank_chunks(r.query, max(pool, cfg.seed_k_lexical), keep_scores=keep))
     r.chunk_index = ctx.embeddings.vector_index("chunk") if r.qvec is not None and cfg.use_dense else None
     if r.chunk_index is not None:
         r.dense = {c: v for c, v in r.chunk_index.search(r.qvec, max(pool, cfg.seed_k_dense))

@@ -179,10 +179,13 @@ class DocumentSqlMixin(SqlHelpers):
         sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
         return [ChunkHit(self._chunk(r), r["title"], float(r["score"]), r["snip"]) for r in self._rows(sql, (expr, k))]
 
-    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[tuple[str, float]]:
+    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True,
+                    keep_scores: bool = False) -> list[tuple[str, float]]:
         """``(chunk id, BM25)`` of the best ``k`` chunks, in :meth:`search_chunks`' order, without
         snippets or chunk rows: a search's seeding keeps only ids and scores, and a snippet per
-        candidate (of a deep pool) cost more than the match itself."""
+        candidate (of a deep pool) cost more than the match itself. ``keep_scores``: the caller
+        will ask :meth:`chunk_bm25` about other chunks for the same text (read every match's
+        score now, so that no second match is needed)."""
         expr = self.chunk_fts_expr(text)
         if expr is None or k <= 0:
             return []
@@ -192,21 +195,24 @@ class DocumentSqlMixin(SqlHelpers):
                    " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
                    " WHERE chunks_fts MATCH ? AND d.is_latest = 1 ORDER BY bm25(chunks_fts) LIMIT ?")
             return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k))]
-        scores = None if old else self._all_chunk_scores(expr)
-        if scores is not None:
+        every = self._all_chunk_scores(expr) if keep_scores and not old else None
+        if every is not None:
             # FTS5's own order: by rank, ties by rowid. nsmallest is sorted(...)[:k], stable.
-            top = heapq.nsmallest(k, scores, key=lambda rowid: (-scores[rowid], rowid))
-            ids = {r[0]: r[1] for part in batches(top)
-                   for r in self._rows(f"SELECT id, chunk_id FROM chunks WHERE id IN ({marks(len(part))})", part)}
-            return [(ids[r], scores[r]) for r in top]
-        # FTS5 ranks and limits inside the virtual table (half the time of a ranked join); the
-        # top k + (chunks of old versions) holds the top k latest ones, however the old ones rank.
-        sql = ("SELECT c.chunk_id, f.score FROM (SELECT rowid, -rank AS score FROM chunks_fts"
-               " WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.id = f.rowid")
-        if old:  # without old versions every chunk is a latest one
-            sql += (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version WHERE d.is_latest = 1")
-        sql += " ORDER BY f.score DESC LIMIT ?"
-        return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k + old, k))]
+            scores = every
+            top = heapq.nsmallest(k, every, key=lambda rowid: (-every[rowid], rowid))
+        else:
+            # Ranked and limited on the virtual table alone (a join, or ORDER BY rank, made
+            # SQLite or FTS5 sort every match); the top k + (chunks of old versions) holds the
+            # top k latest ones, however the old ones rank.
+            rows = self.conn.execute("SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+                                     " ORDER BY bm25(chunks_fts) LIMIT ?", (expr, k + old)).fetchall()
+            scores = {r[0]: float(r[1]) for r in rows}
+            top = [r[0] for r in rows]
+        latest = (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version AND d.is_latest = 1"
+                  if old else "")
+        ids = {r[0]: r[1] for part in batches(top) for r in self._rows(
+            f"SELECT c.id, c.chunk_id FROM chunks c{latest} WHERE c.id IN ({marks(len(part))})", part)}
+        return [(ids[r], scores[r]) for r in top if r in ids][:k]
 
     def _all_chunk_scores(self, expr: str) -> dict[int, float] | None:
         """BM25 (higher is better) of every chunk matching ``expr`` by row id, or None when more
