@@ -77,7 +77,7 @@ def row(name: str, ours: list[tuple[float, float]], prim: list[tuple[float, floa
     """One printed row: p50 wall and CPU of both sides and their ratios."""
     def p50(xs: list[tuple[float, float]], i: int) -> float:
         return round(percentile([x[i] for x in xs], 50), 3)
-    out = {"path": name, "primitive": what, "n": len(ours),
+    out: dict[str, Any] = {"path": name, "primitive": what, "n": len(ours),
            "graphmem_p50_ms": p50(ours, 0), "graphmem_cpu_p50_ms": p50(ours, 1),
            "primitive_p50_ms": p50(prim, 0), "primitive_cpu_p50_ms": p50(prim, 1)}
     out["ratio"] = round(out["graphmem_p50_ms"] / max(out["primitive_p50_ms"], 1e-9), 2)
@@ -182,7 +182,7 @@ def ingest_rows(data: Path, n_docs: int) -> list[dict[str, Any]]:
     """Default config vs the store-only config on the same documents, alternating batches."""
     corpus = json.loads((data / "2wiki" / "2wikimultihopqa_corpus.json").read_text(encoding="utf-8"))[:n_docs]
     model = f"model2vec:{static_model_dir(data)}"
-    configs = {"default": {"embeddings": {"model": model}},
+    configs: dict[str, dict[str, Any]] = {"default": {"embeddings": {"model": model}},
                "store-only": {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}}
     per: dict[str, list[tuple[float, float]]] = {k: [] for k in configs}
     batch = 20
@@ -193,7 +193,7 @@ def ingest_rows(data: Path, n_docs: int) -> list[dict[str, Any]]:
             part = Path(tmp) / f"part{i}.json"
             part.write_text(json.dumps(corpus[i:i + batch]), encoding="utf-8")
             for name, kb in kbs.items():
-                w, c = _timed(lambda kb=kb, p=part: kb.ingest_paths([p], extractor="offline"))
+                w, c = _timed(lambda kb=kb, p=part: kb.ingest_paths([p], extractor="offline"))  # type: ignore[misc]
                 n = len(corpus[i:i + batch])
                 per[name].append((w / n, c / n))
         for kb in kbs.values():
