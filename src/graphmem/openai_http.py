@@ -16,18 +16,18 @@ Callers: the LLM extractor (``/chat/completions``) and the OpenAI embeddings bac
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import re
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
-from email.message import Message
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # imported where a request is made: http, urllib and email cost ~30 ms at startup
+    import urllib.error
+    from email.message import Message
 
 __all__ = ["FailureKind", "HTTPFailure", "RateLimiter", "post_json", "retry_after", "server_message"]
 
@@ -141,6 +141,9 @@ def retry_after(headers: Message | None, cap: float) -> float | None:
 
 def _transient(exc: BaseException) -> str | None:
     """Why a network failure is worth retrying (a timeout, a dropped connection), else None."""
+    import http.client
+    import urllib.error
+
     # urllib wraps errors raised while connecting in URLError; errors while reading arrive bare.
     cause = exc.reason if isinstance(exc, urllib.error.URLError) else exc
     if isinstance(cause, (socket.timeout, TimeoutError)):  # socket.timeout is TimeoutError since 3.10
@@ -175,6 +178,10 @@ def post_json(
     if given, is acquired before every attempt. ``label`` prefixes the retry log lines
     (e.g. a document id). Raises :class:`HTTPFailure` when no usable answer was obtained.
     """
+    import http.client
+    import urllib.error
+    import urllib.request
+
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
     body = json.dumps(payload).encode("utf-8")

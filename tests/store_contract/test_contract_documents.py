@@ -129,6 +129,23 @@ def test_search_chunks_ranks_latest_chunks_and_never_reads_query_syntax(store) -
         assert {h.chunk.chunk_id for h in store.search_chunks(hostile)} >= {new[0].chunk_id}
 
 
+@contract("rank_chunks")
+def test_rank_chunks_is_search_chunks_without_the_rows(store) -> None:
+    _, old = document(store, "a", ["the kayak is red"], title="Boats")
+    document(store, "a", ["the kayak is blue", "a red kayak, a red paddle"], version=2, title="Boats")
+    document(store, "b", ["a red bicycle with a red bell", "red", "kayak kayak"], title="Bikes")
+    for text, k, latest in [("red kayak", 10, True), ("red kayak", 2, True), ("kayak", 10, False), ("red", 1, True)]:
+        full = store.search_chunks(text, k, latest_only=latest)
+        for keep in (False, True):
+            assert store.rank_chunks(text, k, latest_only=latest, keep_scores=keep) == [
+                (h.chunk.chunk_id, h.score) for h in full]
+    assert old[0].chunk_id not in {c for c, _ in store.rank_chunks("kayak")}
+    assert old[0].chunk_id in {c for c, _ in store.rank_chunks("kayak", latest_only=False)}
+    assert len(store.rank_chunks("red kayak")) == 5
+    assert store.rank_chunks("red", k=0) == [] and store.rank_chunks("?!. --") == []
+    assert store.rank_chunks('"kayak* NEAR(') != []
+
+
 @contract("chunk_bm25")
 def test_chunk_bm25_scores_only_the_given_matching_chunks(store) -> None:
     _, c = document(store, "a", ["red kayak", "blue boat", "red red red"])

@@ -143,3 +143,46 @@ def test_per_document_evidence(store) -> None:
     assert store.document_entity_ids("a", 1, 1) == ["notes"] and store.document_entity_ids("zzz", 1, 5) == []
     assert store.edges_supported_by([wrote.id, read.id, "zzz"], "b", 1) == {read.id}
     assert store.edges_supported_by([], "a", 1) == set()
+
+
+@contract("entity_chunk_counts")
+def test_entity_chunk_counts_follow_every_write(store, open_again) -> None:
+    """Counts may be kept between calls, never past a write (this connection's or another's)."""
+    _, c = document(store, "d", ["Ada met Bob", "Ada left", "Bob stayed"])
+    node(store, "ada", "Ada")
+    node(store, "bob", "Bob")
+    mention(store, "ada", c[0], "Ada")
+    assert store.entity_chunk_counts(["ada", "bob"]) == {"ada": 1}
+    mention(store, "ada", c[1], "Ada")
+    mention(store, "bob", c[2], "Bob")
+    assert store.entity_chunk_counts(["ada", "bob"]) == {"ada": 2, "bob": 1}
+    with store.transaction():  # uncommitted writes of the same transaction count too
+        store.insert_mentions([Mention("bob", c[0].chunk_id, "d", 1, 8, 11)])
+        assert store.entity_chunk_counts(["bob"]) == {"bob": 2}
+    assert store.entity_chunk_counts(["bob", "ada"]) == {"ada": 2, "bob": 2}
+    other = open_again()  # a write through another handle on the same knowledge base
+    mention(other, "ada", c[2], "Bob")
+    assert store.entity_chunk_counts(["ada"]) == {"ada": 3}
+
+
+@contract("entities_chunks")
+def test_entities_chunks_of_a_hub_stop_at_the_limit_newest_first(store) -> None:
+    _, c = document(store, "d", [f"Hub {i} and Hub" for i in range(30)])
+    node(store, "hub", "Hub")
+    node(store, "solo", "Solo")
+    for ch in c:  # two mentions per chunk, the second one later in the chunk
+        with store.transaction():
+            store.insert_mentions([Mention("hub", ch.chunk_id, "d", 1, ch.start + 8, ch.start + 11),
+                                   Mention("hub", ch.chunk_id, "d", 1, ch.start, ch.start + 3)])
+    mention(store, "solo", c[3], "Hub")
+    with store.transaction():  # chunk 5 mentioned again, last: it becomes the newest
+        store.insert_mentions([Mention("hub", c[5].chunk_id, "d", 1, c[5].start + 8, c[5].start + 11)])
+    _, gone = document(store, "e", ["Hub was here"])
+    document(store, "e", ["nobody now"], version=2)
+    mention(store, "hub", gone[0], "Hub")  # the newest mention, in a version that is no longer latest
+    got = store.entities_chunks(["solo", "hub", "nobody"], 4)
+    assert got == {"hub": [(c[5].chunk_id, c[5].start), (c[29].chunk_id, c[29].start),
+                           (c[28].chunk_id, c[28].start), (c[27].chunk_id, c[27].start)],
+                   "solo": [(c[3].chunk_id, c[3].start)]}
+    assert store.entities_chunks(["hub"], 0) == {}
+    assert len(store.entities_chunks(["hub"], 100)["hub"]) == 30

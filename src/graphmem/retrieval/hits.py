@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,16 +38,44 @@ class Hit:
         }
 
 
-@dataclass
 class SearchResult:
-    """Hits, the subgraph that connects them, notes, and (on request) a context block."""
+    """Hits, the subgraph that connects them, notes, and (on request) a context block.
 
-    query: str
-    hits: list[Hit]
-    subgraph: list[dict[str, Any]]
-    notes: list[str]
-    context: str | None = None
-    timings_ms: dict[str, float] = field(default_factory=dict)
+    ``subgraph`` may be given as a function of no arguments: it is then built on first use
+    (most callers of the library read only the hits; the relations among them cost a few queries).
+    """
+
+    def __init__(self, query: str, hits: list[Hit],
+                 subgraph: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]], notes: list[str],
+                 context: str | None = None, timings_ms: dict[str, float] | None = None) -> None:
+        self.query = query
+        self.hits = hits
+        self._subgraph = subgraph
+        self.notes = notes
+        self.context = context
+        self.timings_ms = {} if timings_ms is None else timings_ms
+
+    @property
+    def subgraph(self) -> list[dict[str, Any]]:
+        """The strongest relations among the hits' entities (built on first use)."""
+        if callable(self._subgraph):
+            self._subgraph = self._subgraph()
+        return self._subgraph
+
+    @subgraph.setter
+    def subgraph(self, value: list[dict[str, Any]]) -> None:
+        self._subgraph = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SearchResult):
+            return NotImplemented
+        return (self.query, self.hits, self.subgraph, self.notes, self.context) == (
+            other.query, other.hits, other.subgraph, other.notes, other.context)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SearchResult(query={self.query!r}, hits={self.hits!r}, notes={self.notes!r})"
 
     def to_dict(self) -> dict[str, Any]:
         """``{"query", "hits": [...], "subgraph": [...], "notes", "context"?}``."""

@@ -35,6 +35,17 @@ class PassageGraph:
     def __init__(self, ctx: Context, cfg: PassageConfig) -> None:
         self.store = ctx.store
         self.cfg = cfg
+        # Passage counts of the entities seen so far: a walk meets the same entities round after
+        # round, and recounting their passages was ~9% of a search.
+        self._counts: dict[str, int] = {}
+
+    def chunk_counts(self, entity_ids: set[str]) -> dict[str, int]:
+        """Distinct passages mentioning each entity (counted once per walk)."""
+        missing = entity_ids - self._counts.keys()
+        if missing:
+            got = self.store.entity_chunk_counts(missing)
+            self._counts.update({e: got.get(e, 0) for e in missing})
+        return {e: self._counts[e] for e in entity_ids if self._counts[e]}
 
     def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
         out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
@@ -44,8 +55,7 @@ class PassageGraph:
         if chunks:
             by_chunk = self.store.chunk_entities(chunks)
             power = self.cfg.mention_idf_power
-            counts = (self.store.entity_chunk_counts({e for es in by_chunk.values() for e in es})
-                      if power else {})
+            counts = self.chunk_counts({e for es in by_chunk.values() for e in es}) if power else {}
             for cid, eids in by_chunk.items():
                 # Rare entities are the informative bridges; hubs ("2018", "city") spread mass thin.
                 out[("c", cid)] = [(("n", e), w / (max(counts.get(e, 1), 1) ** power) if power else w)
@@ -127,8 +137,9 @@ def _first_stage(ctx: Context, r: Round, cfg: PassageConfig, want: int) -> None:
     # Candidate pools are deep (pool_k); only their heads seed the graph walk (seed_k_*).
     pool = max(cfg.pool_k, want if cfg.strategy == "none" else 0)
     if cfg.use_lexical:
-        r.lex = {h.chunk.chunk_id: h.score
-                 for h in ctx.store.search_chunks(r.query, max(pool, cfg.seed_k_lexical))}
+        # Dense or walked candidates outside the lexical pool get their BM25 from the same match.
+        keep = cfg.use_dense or cfg.strategy != "none"
+        r.lex = dict(ctx.store.rank_chunks(r.query, max(pool, cfg.seed_k_lexical), keep_scores=keep))
     r.chunk_index = ctx.embeddings.vector_index("chunk") if r.qvec is not None and cfg.use_dense else None
     if r.chunk_index is not None:
         r.dense = {c: v for c, v in r.chunk_index.search(r.qvec, max(pool, cfg.seed_k_dense))
@@ -263,8 +274,13 @@ def _path(node: GNode, r: Round) -> list[str]:
     return [r.names.get(n, n[1]) for n in chain(node, r.parent)]
 
 
-def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], want: int) -> list[Hit]:
-    """Chunk and entity hits (the kinds asked for), best ``want`` of each, with their paths."""
+def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], want: int,
+           detail: int | None = None) -> list[Hit]:
+    """Chunk and entity hits (the kinds asked for), best ``want`` of each, with their paths.
+
+    The candidates and their scores follow ``want``; only the best ``detail`` (default ``want``)
+    of each kind are returned, so texts and citations are read only for those."""
+    out_k = want if detail is None else min(detail, want)
     store = ctx.store
     chunk_cands = list(dict.fromkeys(
         list(r.fused) + [n[1] for n in sorted((n for n in r.graph_score if n[0] == "c"),
@@ -283,9 +299,9 @@ def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], wan
         r.names[("n", nid)] = name
     hits: list[Hit] = []
     if "chunk" in kinds or "document" in kinds:
-        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, want))
+        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, out_k))
     if "entity" in kinds:
-        hits.extend(_entity_hits(ctx, r, cfg, [n[1] for n in top_graph], ent_map, want))
+        hits.extend(_entity_hits(ctx, r, cfg, [n[1] for n in top_graph], ent_map, want, out_k))
     return hits
 
 
@@ -294,7 +310,7 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
     store = ctx.store
     dsim = r.chunk_index.similarity(r.qvec, chunk_cands) if r.chunk_index is not None else {}
     dsim = {c: max(s, 0.0) for c, s in dsim.items()}
-    blex = store.chunk_bm25(r.query, chunk_cands) if cfg.use_lexical else {}
+    blex = _candidate_bm25(ctx, r, chunk_cands) if cfg.use_lexical else {}
     gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "c"}
     ranked = combine(cfg, r.fused, chunk_cands, dsim, blex, gs, {})
     chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
@@ -309,19 +325,32 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
     return hits
 
 
+def _candidate_bm25(ctx: Context, r: Round, chunk_cands: list[str]) -> dict[str, float]:
+    """BM25 of the candidates: the seeding's scores (the same expression over the same rows,
+    so the same numbers) and one restricted match for the candidates it did not score."""
+    blex = {c: r.lex[c] for c in chunk_cands if c in r.lex}
+    rest = [c for c in chunk_cands if c not in r.lex]
+    if rest:
+        blex.update(ctx.store.chunk_bm25(r.query, rest))
+    return blex
+
+
 def _entity_hits(ctx: Context, r: Round, cfg: PassageConfig, top_graph: list[str], ent_map: Mapping[str, Any],
-                 want: int) -> list[Hit]:
+                 want: int, out_k: int) -> list[Hit]:
     store = ctx.store
     ent_ids = list(dict.fromkeys(list(r.ent_seeds) + top_graph))
     ent_ids = [e for e in ent_ids if e in ent_map and ent_map[e].kind == ENTITY and not ent_map[e].archived]
     eindex = ctx.embeddings.vector_index(ENTITY) if r.qvec is not None else None
-    edense = {e: max(s, 0.0) for e, s in (eindex.similarity(r.qvec, ent_ids) if eindex else {}).items()}
+    edense = {e: max(s, 0.0) for e, s in (eindex.similarity(r.qvec, ent_ids) if eindex is not None else {}).items()}
     elex = dict(store.search_node_names(r.query, ENTITY, want)) if cfg.use_lexical else {}
     gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "n"}
-    prov = store.provenance_for("node", ent_ids[:want], 3)
-    hits = []
     relevance = {e: ent_map[e].relevance for e in ent_ids}
-    for eid, score, parts in combine(cfg, r.fused, ent_ids, edense, elex, gs, relevance)[:want]:
+    ranked = combine(cfg, r.fused, ent_ids, edense, elex, gs, relevance)[:out_k]
+    shown = {eid for eid, _, _ in ranked}
+    # Citations as before: for the first ``want`` candidates, now read only for those shown.
+    prov = store.provenance_for("node", [e for e in ent_ids[:want] if e in shown], 3)
+    hits = []
+    for eid, score, parts in ranked:
         node = ent_map[eid]
         cites = [{"doc_id": p.doc_id, "version": p.version, "chunk_id": p.chunk_id, "start": p.start,
                   "end": p.end, "text": p.text} for p in prov.get(eid, [])]

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import InvalidInput
-from .config import PassageConfig, SearchConfig, auto_preset, is_contextual, resolve_config, search_config
+from .config import PassageConfig, SearchConfig, auto_preset, configured_preset, is_contextual, resolve_config
 from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
@@ -81,7 +81,7 @@ def _resolve(ctx: Context, strategy: str | None, preset: str | None,
     overrides = dict(config or {})
     if strategy is not None:
         overrides["strategy"] = strategy
-    name = preset or search_config(ctx.config).preset
+    name = preset or configured_preset(ctx.config)
     if name == "auto":
         name = auto_preset_for(ctx)
     return resolve_config(name, overrides)
@@ -109,7 +109,10 @@ def search(
     cfg = _resolve(ctx, strategy, preset, config)
     t0 = time.perf_counter()
     want = max(k * (5 if "document" in kinds else 1), cfg.max_candidates)
-    hits, notes, timings = _rank(ctx, query, cfg, kinds, want)
+    # Text and citations only for the hits a caller can get: the best k of each kind, unless
+    # documents (their best passages) or a feedback round (its first-round texts) need more.
+    detail = want if "document" in kinds or cfg.feedback_passages > 0 else k
+    hits, notes, timings = _rank(ctx, query, cfg, kinds, want, detail)
     if cfg.feedback_passages > 0 and ("chunk" in kinds or "document" in kinds):
         hits = _feedback_round(ctx, query, cfg, hits, want, notes, timings)
     if "document" in kinds:
@@ -122,21 +125,23 @@ def search(
     hits = hits[:k] if len(kinds) == 1 else _interleave(hits, kinds, k)
 
     # 4. evidence ---------------------------------------------------------------------------
-    subgraph = subgraph_of(ctx.store, hits, cfg.min_confidence) if with_subgraph else []
-    result = SearchResult(query, hits, subgraph, notes, timings_ms=timings)
+    store, min_conf, final = ctx.store, cfg.min_confidence, list(hits)
+    result = SearchResult(query, hits, (lambda: subgraph_of(store, final, min_conf)) if with_subgraph else [],
+                          notes, timings_ms=timings)
     if as_context:
-        result.context = build_context(hits, subgraph, token_budget)
+        result.context = build_context(hits, result.subgraph, token_budget)
     timings["total"] = (time.perf_counter() - t0) * 1000
     return result
 
 
-def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int
+def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None
           ) -> tuple[list[Hit], list[str], dict[str, float]]:
-    """Steps 1-3 for one query: the best ``want`` hits of each kind asked for (chunks stand in
-    for documents), best first, with notes and timings."""
+    """Steps 1-3 for one query: the best ``want`` candidates of each kind asked for (chunks stand
+    in for documents), of which the best ``detail`` (default all) become hits, best first, with
+    notes and timings."""
     t0 = time.perf_counter()
     r = rank(ctx, query, cfg, kinds, want)
-    hits = rerank(ctx, r, cfg, kinds, want)
+    hits = rerank(ctx, r, cfg, kinds, want, detail)
     if "page" in kinds:
         hits.extend(_page_hits(ctx, query, want, r.graph_score, cfg))
     r.timings["rerank"] = (time.perf_counter() - t0) * 1000 - r.timings["seeds"] - r.timings["expand"]

@@ -15,11 +15,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .ann import AnnIndex, ann_available
+from .blas import matvec
 
 if TYPE_CHECKING:
     from ..store import Store
 
 __all__ = ["VectorIndex", "to_blob", "from_blob"]
+
+
+# similarity() reads only the vectors asked for, up to PARTIAL_MAX of them, in the first
+# PARTIAL_CALLS calls of a process that has not loaded the matrix; then the matrix is loaded.
+PARTIAL_CALLS = 16
+PARTIAL_MAX = 2000
 
 
 def to_blob(vec: np.ndarray) -> bytes:
@@ -52,6 +59,7 @@ class VectorIndex:
         self._buf = self._mat  # capacity for appends; _mat is its first len(_ids) rows
         self._last_id = 0
         self._state: tuple[int, int] | None = None
+        self._partial_calls = 0
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -112,20 +120,32 @@ class VectorIndex:
                 self._ann = AnnIndex(self.store, self.item_kind, self.model, self.ann_folder, self._mat.shape[1])
             hits = self._ann.search(query, k)
             return [(self._rowid_item[r], s) for r, s in hits if r in self._rowid_item]
-        scores = self._mat @ np.asarray(query, dtype=np.float32).reshape(-1)
+        scores = matvec(self._mat, np.asarray(query, dtype=np.float32).reshape(-1))
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(self._ids[i], float(scores[i])) for i in top]
 
     def similarity(self, query: np.ndarray, ids: list[str]) -> dict[str, float]:
-        """Cosine of the query with the given items (those that have a vector)."""
-        self.refresh()
+        """Cosine of the query with the given items (those that have a vector).
+
+        Until the matrix is loaded (by a search, or after PARTIAL_CALLS calls), only the vectors
+        asked for are read: a fresh process scoring < 100 entities loaded all 41,702 first
+        (a third of a cold ``graphmem search``). The same rows in the same order: the same numbers."""
         q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if self._state is None and self._partial_calls < PARTIAL_CALLS and len(ids) <= PARTIAL_MAX:
+            self._partial_calls += 1
+            blobs = self.store.vectors_for(self.item_kind, ids, self.model)
+            found = [i for i in ids if i in blobs]  # as the matrix path builds its rows
+            if not found:
+                return {}
+            mat = np.frombuffer(b"".join(blobs[i] for i in found), dtype=np.float16).reshape(len(found), -1)
+            return {i: float(s) for i, s in zip(found, matvec(mat.astype(np.float32), q))}
+        self.refresh()
         rows = [(i, self._row[i]) for i in ids if i in self._row]
         if not rows:
             return {}
-        sims = self._mat[[r for _, r in rows]] @ q
+        sims = matvec(self._mat[[r for _, r in rows]], q)
         return {i: float(s) for (i, _), s in zip(rows, sims)}
 
     def vectors_of(self, ids: list[str]) -> np.ndarray | None:

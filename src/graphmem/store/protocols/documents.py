@@ -73,6 +73,13 @@ class DocumentStore(Protocol):
         ``[...]``; ``latest_only``: chunks of latest versions only."""
         ...
 
+    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True,
+                    keep_scores: bool = False) -> list[tuple[str, float]]:
+        """``(chunk id, score)`` of :meth:`search_chunks`' hits, in its order, without snippets;
+        ``keep_scores``: :meth:`chunk_bm25` of the same text follows (a hint, never a change of
+        the answer)."""
+        ...
+
     def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         """BM25 of ``text`` for the given chunks (chunks matching no word, and missing ids, absent)."""
         ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -14,10 +15,17 @@ from .sqlbase import SqlHelpers, batches, marks
 __all__ = ["DocumentSqlMixin"]
 
 
+# Above this many chunks of old versions, rank_chunks filters inside the ranked join instead.
+_MAX_OLD_CHUNKS = 2000
+# Up to this many matching chunks, one match's scores serve a whole search (rank_chunks, chunk_bm25).
+_ALL_MATCHES_MAX = 5000
+
+
 class DocumentSqlMixin(SqlHelpers):
     """Document versions, their chunks and BM25 over chunks."""
 
     _fts_memo: tuple[tuple[str, int] | None, str | None]
+    _scores_memo: tuple[tuple[str, int, int] | None, dict[int, float] | None] = (None, None)
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -171,6 +179,54 @@ class DocumentSqlMixin(SqlHelpers):
         sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
         return [ChunkHit(self._chunk(r), r["title"], float(r["score"]), r["snip"]) for r in self._rows(sql, (expr, k))]
 
+    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True,
+                    keep_scores: bool = False) -> list[tuple[str, float]]:
+        """``(chunk id, BM25)`` of the best ``k`` chunks, in :meth:`search_chunks`' order, without
+        snippets or chunk rows: a search's seeding keeps only ids and scores, and a snippet per
+        candidate (of a deep pool) cost more than the match itself. ``keep_scores``: the caller
+        will ask :meth:`chunk_bm25` about other chunks for the same text (read every match's
+        score now, so that no second match is needed)."""
+        expr = self.chunk_fts_expr(text)
+        if expr is None or k <= 0:
+            return []
+        old = self._old_chunk_count() if latest_only else 0
+        if old > _MAX_OLD_CHUNKS:  # many old versions: filter inside the ranked join
+            sql = ("SELECT c.chunk_id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+                   " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
+                   " WHERE chunks_fts MATCH ? AND d.is_latest = 1 ORDER BY bm25(chunks_fts) LIMIT ?")
+            return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k))]
+        every = self._all_chunk_scores(expr) if keep_scores and not old else None
+        if every is not None:
+            # FTS5's own order: by rank, ties by rowid. nsmallest is sorted(...)[:k], stable.
+            scores = every
+            top = heapq.nsmallest(k, every, key=lambda rowid: (-every[rowid], rowid))
+        else:
+            # Ranked and limited on the virtual table alone (a join, or ORDER BY rank, made
+            # SQLite or FTS5 sort every match); the top k + (chunks of old versions) holds the
+            # top k latest ones, however the old ones rank.
+            rows = self.conn.execute("SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+                                     " ORDER BY bm25(chunks_fts) LIMIT ?", (expr, k + old)).fetchall()
+            scores = {r[0]: float(r[1]) for r in rows}
+            top = [r[0] for r in rows]
+        latest = (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version AND d.is_latest = 1"
+                  if old else "")
+        ids = {r[0]: r[1] for part in batches(top) for r in self._rows(
+            f"SELECT c.id, c.chunk_id FROM chunks c{latest} WHERE c.id IN ({marks(len(part))})", part)}
+        return [(ids[r], scores[r]) for r in top if r in ids][:k]
+
+    def _all_chunk_scores(self, expr: str) -> dict[int, float] | None:
+        """BM25 (higher is better) of every chunk matching ``expr`` by row id, or None when more
+        than _ALL_MATCHES_MAX match. One match serves a whole search: the seeding takes its
+        head, the rerank the scores of its candidates (a second match cost as much as the first).
+        Kept until the next write or another expression."""
+        key = (expr, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._scores_memo[0] != key:
+            rows = self.conn.execute("SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?",
+                                     (expr, _ALL_MATCHES_MAX + 1)).fetchall()
+            got = None if len(rows) > _ALL_MATCHES_MAX else {r[0]: float(r[1]) for r in rows}
+            self._scores_memo = (key, got)
+        return self._scores_memo[1]
+
     def chunk_fts_expr(self, text: str) -> str | None:
         """The FTS5 expression for ``text`` over chunks (escaped; corpus-wide words pruned)."""
         total = self.conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
@@ -178,7 +234,8 @@ class DocumentSqlMixin(SqlHelpers):
         # the pruning checks run once while the chunk table is unchanged.
         key = (text, total)
         if self._fts_memo[0] != key:
-            self._fts_memo = (key, pruned_fts_query(self.conn, "chunks_fts", text, total))
+            self._fts_memo = (key, pruned_fts_query(self.conn, "chunks_fts", text, total,
+                                                    memo=self._prune_memo("chunks_fts", total)))
         return self._fts_memo[1]
 
     def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
@@ -186,6 +243,14 @@ class DocumentSqlMixin(SqlHelpers):
         fts_expr = self.chunk_fts_expr(text)
         out: dict[str, float] = {}
         if fts_expr is None:
+            return out
+        key = (fts_expr, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        scores = self._scores_memo[1] if self._scores_memo[0] == key else None
+        if scores is not None:  # the match of this expression is at hand: no second one
+            for part in batches(list(dict.fromkeys(chunk_ids))):
+                for r in self._rows(f"SELECT chunk_id, id FROM chunks WHERE chunk_id IN ({marks(len(part))})", part):
+                    if r[1] in scores:
+                        out[r[0]] = scores[r[1]]
             return out
         for part in batches(list(chunk_ids)):
             for r in self._rows(

@@ -16,10 +16,14 @@ __all__ = ["EvidenceSqlMixin"]
 # Per-document reads must use the (doc_id, version) index: left to itself the planner picks
 # (item_kind, item_id) for "item_kind = 'edge'" and scans every edge's evidence.
 _BY_DOC = "INDEXED BY provenance_doc"
+# Entities whose passage counts entity_chunk_counts keeps between writes (a bound on memory).
+_COUNT_CACHE_MAX = 200_000
 
 
 class EvidenceSqlMixin(SqlHelpers):
     """Provenance and mentions."""
+
+    _count_cache: tuple[tuple[int, int] | None, dict[str, int]] = (None, {})
 
     # -- provenance ------------------------------------------------------------------------------
 
@@ -176,29 +180,86 @@ class EvidenceSqlMixin(SqlHelpers):
         return out
 
     def entity_chunk_counts(self, node_ids: Iterable[str]) -> dict[str, int]:
-        """Number of distinct chunks mentioning each entity (its passage frequency)."""
-        return self._map_in(
-            "SELECT node_id, count(DISTINCT chunk_id) FROM mentions WHERE node_id IN ({ids}) GROUP BY node_id",
-            node_ids)
+        """Number of distinct chunks mentioning each entity (its passage frequency).
+
+        Kept between calls until the next write to the file (this connection's or another's):
+        a search's walk asks for the same hub entities query after query, and counting a hub's
+        passages reads all its mentions."""
+        key = (self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._count_cache[0] != key:
+            self._count_cache = (key, {})
+        cache = self._count_cache[1]
+        ids = set(node_ids)
+        missing = ids - cache.keys()
+        if missing:
+            got = self._map_in("SELECT node_id, count(DISTINCT chunk_id) FROM mentions WHERE node_id IN ({ids})"
+                               " GROUP BY node_id", missing)
+            if len(cache) > _COUNT_CACHE_MAX:
+                cache.clear()
+            cache.update({n: got.get(n, 0) for n in missing})
+        return {n: cache[n] for n in ids if cache[n]}
 
     def entities_chunks(self, node_ids: Iterable[str], limit_per_node: int) -> dict[str, list[ChunkOffset]]:
-        """Distinct chunks of latest document versions mentioning each entity, newest first, at
-        most ``limit_per_node`` each, with the entity's first offset in the document (one query
-        for the whole batch)."""
+        """Distinct chunks of latest document versions mentioning each entity, newest first (by
+        each chunk's newest mention), at most ``limit_per_node`` each, with the entity's first
+        offset in the document.
+
+        Entities with at most the limit of passages (most of them) take one grouped query for
+        the batch; a hub's mentions are read newest first off the (node_id, id) index until the
+        limit is reached, so its cost follows the limit, not how many passages mention it."""
         ids = list(dict.fromkeys(node_ids))
-        out: dict[str, list[ChunkOffset]] = {}
-        for part in batches(ids):
-            rows = self._rows(
-                "SELECT node_id, chunk_id, first FROM (SELECT m.node_id, m.chunk_id, min(m.start) AS first,"
-                " ROW_NUMBER() OVER (PARTITION BY m.node_id ORDER BY max(m.id) DESC) AS rn FROM mentions m"
-                " JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.is_latest = 1"
-                f" WHERE m.node_id IN ({','.join('?' * len(part))}) GROUP BY m.node_id, m.chunk_id)"
-                " WHERE rn <= ?",
-                [*part, limit_per_node],
-            )
-            for r in rows:
-                out.setdefault(r[0], []).append(ChunkOffset(r[1], r[2]))
-        return out
+        if limit_per_node <= 0 or not ids:
+            return {}
+        # Without old versions every chunk is a latest one: the join to documents is skipped.
+        latest = (" JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.is_latest = 1"
+                  if self._old_chunk_count() else "")
+        counts = self.entity_chunk_counts(ids)
+        hubs = [n for n in ids if counts.get(n, 0) > limit_per_node]
+        picked, first = self._all_recent_chunks([n for n in ids if n in counts and n not in hubs], latest)
+        for nid in hubs:
+            cids = self._hub_recent_chunks(nid, limit_per_node, latest)
+            if cids:
+                picked[nid] = cids
+        with_hubs = [n for n in hubs if n in picked]
+        chunks = list(dict.fromkeys(c for n in with_hubs for c in picked[n]))
+        for npart in batches(with_hubs, 400):
+            for cpart in batches(chunks, 400):
+                for r in self._rows(
+                    f"SELECT node_id, chunk_id, min(start) FROM mentions WHERE node_id IN ({marks(len(npart))})"
+                    f" AND chunk_id IN ({marks(len(cpart))}) GROUP BY node_id, chunk_id", [*npart, *cpart]):
+                    first[(r[0], r[1])] = r[2]
+        return {n: [ChunkOffset(c, first[(n, c)]) for c in picked[n]] for n in ids if n in picked}
+
+    def _all_recent_chunks(self, node_ids: list[str], latest: str
+                           ) -> tuple[dict[str, list[str]], dict[tuple[str, str], int]]:
+        """Every chunk of each entity, newest first, and the entity's first offset in each."""
+        last: dict[tuple[str, str], int] = {}
+        first: dict[tuple[str, str], int] = {}
+        for part in batches(node_ids):
+            for r in self._rows(
+                f"SELECT m.node_id, m.chunk_id, max(m.id), min(m.start) FROM mentions m{latest}"
+                f" WHERE m.node_id IN ({marks(len(part))}) GROUP BY m.node_id, m.chunk_id", part):
+                last[(r[0], r[1])] = r[2]
+                first[(r[0], r[1])] = r[3]
+        picked: dict[str, list[str]] = {}
+        for nid, cid in sorted(last, key=lambda nc: -last[nc]):
+            picked.setdefault(nid, []).append(cid)
+        return picked, first
+
+    def _hub_recent_chunks(self, node_id: str, limit: int, latest: str) -> list[str]:
+        """The ``limit`` chunks of an entity's newest mentions, read off the index in id order."""
+        cur = self.conn.execute(f"SELECT m.chunk_id FROM mentions m INDEXED BY mentions_node_recent{latest}"
+                                " WHERE m.node_id = ? ORDER BY m.id DESC", (node_id,))
+        seen: dict[str, None] = {}
+        try:
+            for (cid,) in cur:
+                if cid not in seen:
+                    seen[cid] = None
+                    if len(seen) >= limit:
+                        break
+        finally:
+            cur.close()
+        return list(seen)
 
     def entity_chunks(self, node_id: str, limit: int) -> list[str]:
         """Distinct chunks (latest document versions) mentioning an entity, newest first."""

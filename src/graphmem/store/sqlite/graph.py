@@ -98,7 +98,8 @@ class GraphSqlMixin(SqlHelpers):
     def search_node_names(self, text: str, kind: str, k: int) -> list[ScoredId]:
         """Nodes whose name or an alias shares words with ``text``, best BM25 first."""
         total = self.conn.execute("SELECT coalesce(max(id), 0) FROM node_names").fetchone()[0]
-        expr = pruned_fts_query(self.conn, "node_names_fts", text, total)
+        expr = pruned_fts_query(self.conn, "node_names_fts", text, total,
+                                memo=self._prune_memo("node_names_fts", total))
         if expr is None or k <= 0:
             return []
         # bm25() cannot sit inside an aggregate: rank names first, then group per node.

@@ -241,7 +241,7 @@ class MemorySqlMixin(SqlHelpers):
 
     def _memory_fts_expr(self, text: str) -> str | None:
         total = self.conn.execute("SELECT coalesce(max(rowid_), 0) FROM memories").fetchone()[0]
-        return pruned_fts_query(self.conn, "memories_fts", text, total)
+        return pruned_fts_query(self.conn, "memories_fts", text, total, memo=self._prune_memo("memories_fts", total))
 
     @staticmethod
     def _scoped_expr(words: str, filters: ScopeFilters) -> str:

@@ -42,6 +42,28 @@ class SqlHelpers:
     """``_rows`` plus IN-list queries run in batches, with duplicates removed."""
 
     conn: sqlite3.Connection
+    _old_memo: tuple[tuple[int, ...] | None, int] = (None, 0)
+
+    def _old_chunk_count(self) -> int:
+        """Chunks of documents' older versions (memoised until a chunk or a version is added:
+        only a new version makes another one old)."""
+        key = self.conn.execute("SELECT (SELECT coalesce(max(id), 0) FROM chunks),"
+                                " (SELECT coalesce(max(rowid), 0) FROM documents)").fetchone()
+        if self._old_memo[0] != tuple(key):
+            n = self.conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+                                  " AND d.version = c.version WHERE d.is_latest = 0").fetchone()[0]
+            self._old_memo = (tuple(key), n)
+        return self._old_memo[1]
+
+    def _prune_memo(self, table: str, total: int) -> dict[str, bool]:
+        """Which words are too common to search ``table`` for, kept until the next write to the
+        file (this connection's or another's) or a change of ``total``."""
+        key = (total, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        memos = self.__dict__.setdefault("_prune_memos", {})
+        if table not in memos or memos[table][0] != key:
+            memos[table] = (key, {})
+        got: dict[str, bool] = memos[table][1]
+        return got
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
