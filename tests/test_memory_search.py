@@ -98,9 +98,16 @@ def test_lexical_is_bm25_rare_words_weigh_more(kb: graphmem.KnowledgeBase) -> No
 
 
 def test_query_syntax_is_plain_text(kb: graphmem.KnowledgeBase) -> None:
-    kb.memory.add('he said "NEAR" OR not', user_id="u1")
-    for q in ['NEAR("a" OR *', 'text:"x', "-", "AND OR NOT", "^*"]:
-        kb.memory.search(q, user_id="u1")
+    said = kb.memory.add('he said "NEAR" OR not', user_id="u1")["results"][0]["id"]
+    kb.memory.add("the boiler needs a service", user_id="u1")
+    # FTS5 operators in a query are words: no error, and the memory that contains them is found
+    for q in ['NEAR("a" OR *', 'said "NEAR', "AND OR NOT said", "^said*"]:
+        hits = kb.memory.search(q, user_id="u1", use_context_graph=False)["results"]
+        assert hits and hits[0]["id"] == said, q
+    # a query of nothing but operators and punctuation finds nothing, without an error
+    for q in ['text:"x', "-", "^*"]:
+        assert all(h["id"] != said or h["context_graph"]["lexical"] == 0.0
+                   for h in kb.memory.search(q, user_id="u1", use_context_graph=False)["results"]), q
 
 
 def test_without_embeddings_search_works_and_says_so_once(kb: graphmem.KnowledgeBase) -> None:
