@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, NoReturn
 
 from ...models import Provenance
@@ -23,8 +24,9 @@ class Result(dict[str, Any]):
         dict.update(self, self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data, keys in the documented order (a new dict each call)."""
-        raise NotImplementedError
+        """Plain JSON-ready data, keys in the documented order (a new dict each call). By default
+        the fields in declaration order; a result whose JSON differs from its fields overrides it."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
 
     def _read_only(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(f"{type(self).__name__} is read-only; change a copy: result.to_dict()")

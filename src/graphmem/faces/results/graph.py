@@ -33,10 +33,6 @@ class DocumentDeleted(Result):
     nodes_removed: int
     edges_removed: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"doc_id": self.doc_id, "versions_deleted": self.versions_deleted,
-                "nodes_removed": self.nodes_removed, "edges_removed": self.edges_removed}
-
 # -- graph -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
@@ -47,9 +43,6 @@ class Retyped(Result):
     name: str
     old_type: str
     type: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "old_type": self.old_type, "type": self.type}
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,6 +144,3 @@ class NodeDeleted(Result):
     id: str
     name: str
     edges_removed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "edges_removed": self.edges_removed}

@@ -58,13 +58,6 @@ class MemoryRecord(Result):
                    row["run_id"], row["tenant_id"], row["said_at"], row["created_at"], row["updated_at"],
                    row["relevance"], row["archived"], row["version"])
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "memory": self.memory, "metadata": self.metadata, "role": self.role,
-                "user_id": self.user_id, "agent_id": self.agent_id, "run_id": self.run_id,
-                "tenant_id": self.tenant_id, "timestamp": self.timestamp, "created_at": self.created_at,
-                "updated_at": self.updated_at, "relevance": self.relevance, "archived": self.archived,
-                "version": self.version}
-
 
 @dataclass(frozen=True, eq=False)
 class MemoryList(Result):
@@ -94,11 +87,6 @@ class MemoryScores(Result):
         """From the ranking's per-memory parts."""
         return cls(parts["dense"], parts["lexical"], parts["graph"], parts["frequency"], parts["personal"],
                    parts["success"], parts["was_seed"], parts["relevance"])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"dense": self.dense, "lexical": self.lexical, "graph": self.graph, "frequency": self.frequency,
-                "personal": self.personal, "success": self.success, "was_seed": self.was_seed,
-                "relevance": self.relevance}
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,9 +121,6 @@ class MemoryLink(Result):
     type: str
     weight: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"src": self.src, "dst": self.dst, "type": self.type, "weight": self.weight}
-
 
 @dataclass(frozen=True, eq=False)
 class MemorySearch(Result):
@@ -159,9 +144,6 @@ class MemoryEvent(Result):
     id: str
     memory: str
     event: str = "ADD"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "memory": self.memory, "event": self.event}
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,9 +192,6 @@ class MemoryRelevance(Result):
     relevance: float
     floor: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "relevance": self.relevance, "floor": self.floor}
-
 
 @dataclass(frozen=True, eq=False)
 class MemoryFeedback(Result):
@@ -220,9 +199,6 @@ class MemoryFeedback(Result):
 
     id: str
     helpful: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "helpful": self.helpful}
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,10 +217,6 @@ class MemoryVersion(Result):
         """From a history row of the store."""
         return cls(row["memory_id"], row["version"], row["event"], row["old_text"], row["new_text"], row["ts"])
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"memory_id": self.memory_id, "version": self.version, "event": self.event,
-                "old_text": self.old_text, "new_text": self.new_text, "ts": self.ts}
-
 
 @dataclass(frozen=True, eq=False)
 class DecayReport(Result):
@@ -254,9 +226,6 @@ class DecayReport(Result):
     pruned: int
     archived: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"decayed": self.decayed, "pruned": self.pruned, "archived": self.archived}
-
 
 @dataclass(frozen=True, eq=False)
 class Backfilled(Result):
@@ -265,18 +234,12 @@ class Backfilled(Result):
     nodes: int
     edges: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"nodes": self.nodes, "edges": self.edges}
-
 
 @dataclass(frozen=True, eq=False)
 class GraphReset(Result):
     """``kb.memory.reset_context_graph``: edges removed."""
 
     edges: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"edges": self.edges}
 
 
 @dataclass(frozen=True, eq=False)
@@ -290,8 +253,3 @@ class MemoryStats(Result):
     mentions: int
     last_decay: str | None
     embeddings: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"memories": self.memories, "archived": self.archived, "edges": self.edges,
-                "edge_types": self.edge_types, "mentions": self.mentions, "last_decay": self.last_decay,
-                "embeddings": self.embeddings}

@@ -36,12 +36,6 @@ class SkillDetail(Result):
     sha256: str
     updated_at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "description": self.description, "category": self.category,
-                "tags": self.tags, "triggers": self.triggers, "related": self.related, "path": self.path,
-                "root": self.root, "front_matter": self.front_matter, "warnings": self.warnings, "body": self.body,
-                "sha256": self.sha256, "updated_at": self.updated_at}
-
 
 @dataclass(frozen=True, eq=False)
 class SkillLink(Result):
@@ -50,9 +44,6 @@ class SkillLink(Result):
     id: str
     name: str
     weight: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "weight": self.weight}
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,7 +70,3 @@ class SkillsInfo(Result):
     edges: dict[str, int]
     unresolved_related: dict[str, list[str]]
     with_vectors: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"skills": self.skills, "roots": self.roots, "categories": self.categories, "edges": self.edges,
-                "unresolved_related": self.unresolved_related, "with_vectors": self.with_vectors}

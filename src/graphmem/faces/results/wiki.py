@@ -38,10 +38,6 @@ class PageInfo(Result):
     updated: str
     created_at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"slug": self.slug, "category": self.category, "title": self.title, "path": self.path,
-                "summary": self.summary, "tags": self.tags, "updated": self.updated, "created_at": self.created_at}
-
 
 @dataclass(frozen=True, eq=False)
 class PageWritten(Result):
@@ -60,9 +56,6 @@ class LinkFrom(Result):
 
     slug: str
     line: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"slug": self.slug, "line": self.line}
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,10 +84,6 @@ class PageHit(Result):
     snippet: str
     score: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"slug": self.slug, "category": self.category, "path": self.path, "title": self.title,
-                "snippet": self.snippet, "score": self.score}
-
 
 @dataclass(frozen=True, eq=False)
 class Backlink(Result):
@@ -104,9 +93,6 @@ class Backlink(Result):
     line: int
     title: str
     category: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"slug": self.slug, "line": self.line, "title": self.title, "category": self.category}
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,10 +105,6 @@ class LogEntry(Result):
     summary: str
     line: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"timestamp": self.timestamp, "operation": self.operation, "target": self.target,
-                "summary": self.summary, "line": self.line}
-
 
 @dataclass(frozen=True, eq=False)
 class PageDeleted(Result):
@@ -132,9 +114,6 @@ class PageDeleted(Result):
     category: str
     path: str
     deleted: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"slug": self.slug, "category": self.category, "path": self.path, "deleted": self.deleted}
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,10 +127,6 @@ class SyncReport(Result):
     skipped: list[dict[str, Any]]
     regenerated: int
     failed: list[dict[str, Any]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"indexed": self.indexed, "removed": self.removed, "unchanged": self.unchanged,
-                "skipped": self.skipped, "regenerated": self.regenerated, "failed": self.failed}
 
 
 @dataclass(frozen=True, eq=False)
