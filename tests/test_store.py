@@ -29,6 +29,7 @@ SHIPPED = {
     "0007_memory": "a982af3c8fac57d65d0c7248985c750054e26609ec375bacf0cb6beba0c54eba",
     "0008_memory_scoped_fts": "df19b657786f4179e0a1e91cf8c5dfbf9e8353ab94248a7cc814b3a797e212ec",
     "0009_relation_vectors": "6a2429df90afaa2f40fcc8209575393fdc94f8aebf848a24ffab3dbe69c51a0b",
+    "0010_feed_cursors": "5150f631771009d796480dacfe282a0dae7d308c196b0f2cab5f31d275544205",
 }
 
 

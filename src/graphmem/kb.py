@@ -105,6 +105,7 @@ class KnowledgeBase:
     def close(self) -> None:
         """Close the store (after regenerating wiki pages still pending). The knowledge base is
         unusable afterwards."""
+        self.events.close()  # stop this process's subscriptions before their store goes
         self.wiki.close()
         self.store.close()
 

@@ -44,3 +44,20 @@ class EventSqlMixin(SqlHelpers):
             Event(r["id"], r["type"], r["target"], r["ts"], json.loads(r["payload"]), r["actor"])
             for r in self._rows(sql, params)
         ]
+
+    def last_event_id(self) -> int:
+        """The largest event id committed so far (0 for an empty log)."""
+        row = self.conn.execute("SELECT max(id) FROM events").fetchone()
+        return int(row[0] or 0)
+
+    def feed_cursor(self, name: str) -> int | None:
+        """The event id the consumer ``name`` last recorded; None if never."""
+        row = self.conn.execute("SELECT event_id FROM feed_cursors WHERE name = ?", (name,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def set_feed_cursor(self, name: str, event_id: int, ts: str) -> None:
+        """Record that the consumer ``name`` has handled every event up to ``event_id`` (inside a transaction)."""
+        self.conn.execute(
+            "INSERT INTO feed_cursors (name, event_id, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) "
+            "DO UPDATE SET event_id = excluded.event_id, updated_at = excluded.updated_at",
+            (name, event_id, ts))

@@ -219,4 +219,16 @@ CREATE TRIGGER vectors_edge_gone AFTER DELETE ON edges BEGIN
 END;
 """,
     ),
+    (
+        "0010_feed_cursors",
+        """
+-- Where each long-running consumer of the change log (a webhook forwarder, a named follower) has got
+-- to: it resumes after this event id when restarted. Bookkeeping, not knowledge: no event of its own.
+CREATE TABLE feed_cursors (
+    name TEXT PRIMARY KEY,
+    event_id INTEGER NOT NULL,
+    updated_at TEXT NOT NULL
+);
+""",
+    ),
 ]
