@@ -18,7 +18,6 @@ from . import (
     entity_retype,  # noqa: F401 - registers `entity retype`
     render,
 )
-from .agent_io import import_group
 from .agent_io import skill as skill_group
 from .app import _emit, _fail, _open, _read_text, cli, entity, handle_errors, json_option, query_argument
 from .config import config as config_group
@@ -27,6 +26,8 @@ from .mcp import mcp as mcp_group
 from .memory import memory as memory_group
 from .model_folder import absolute_spec
 from .outcome import EXIT_CODES_HELP, ingest_outcome
+from .portability import backup_cmd, check_cmd, export_cmd, restore_cmd
+from .portability import import_group as portable_import_group
 from .progress import _Progress, _progress_mode
 from .serve import serve as serve_command
 from .shared_options import add_shared_options
@@ -355,8 +356,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     _emit(kb.stats(), as_json, render.stats)
 
 
-for _group in (events_group, wiki_group, skills_group, memory_group, config_group, mcp_group, import_group, skill_group,
-               serve_command):
+for _group in (events_group, wiki_group, skills_group, memory_group, config_group, mcp_group, portable_import_group,
+               skill_group, serve_command, export_cmd, backup_cmd, restore_cmd, check_cmd):
     cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only

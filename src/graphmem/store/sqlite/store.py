@@ -24,6 +24,7 @@ from .graph import GraphSqlMixin
 from .lifecycle import LifecycleSqlMixin
 from .memory import MemorySqlMixin
 from .migrations import MIGRATIONS, split_sql
+from .portable import PortableSqlMixin
 from .skills import SkillSqlMixin
 from .vectors import VectorSqlMixin
 from .wiki import WikiSqlMixin
@@ -32,7 +33,7 @@ __all__ = ["SqliteStore"]
 
 
 class SqliteStore(ConnectionMixin, LifecycleSqlMixin, EventSqlMixin, DocumentSqlMixin, GraphSqlMixin,
-                  EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin):
+                  EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin, PortableSqlMixin):
     """The :class:`~graphmem.store.protocols.Store` protocol over one SQLite file."""
 
     backend = "sqlite"
