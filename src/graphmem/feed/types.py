@@ -21,6 +21,7 @@ EVENT_TYPES: dict[str, str] = {
     "document.deleted": "a document with all its versions and the evidence it gave",
     # the knowledge graph
     "node.added": "an entity (by hand or extracted)",
+    "node.updated": "an entity added again by hand: new aliases or properties",
     "node.retyped": "an entity's type changed",
     "node.merged": "an entity merged into another (its names become aliases)",
     "node.removed": "an entity deleted (by hand, or left without evidence)",
@@ -54,7 +55,7 @@ EVENT_TYPES: dict[str, str] = {
 
 CONTEXTKIT_TYPES: dict[str, tuple[str, ...]] = {
     "node_added": ("node.added", "memory.added", "document.added"),
-    "node_updated": ("node.retyped", "node.merged", "memory.updated", "document.versioned"),
+    "node_updated": ("node.updated", "node.retyped", "node.merged", "memory.updated", "document.versioned"),
     "node_archived": ("memory.decayed",),
     "node_deleted": ("node.removed", "memory.deleted", "document.deleted"),
     "node_relevance_bumped": ("memory.marked",),
