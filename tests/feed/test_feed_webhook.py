@@ -52,9 +52,11 @@ def test_verify_rejects_tampered_bodies_wrong_secrets_stale_and_missing_timestam
         verify(body.replace(b"1", b"2"), good, SECRET)
     with pytest.raises(SignatureError, match="does not match"):
         verify(body, good, "another secret")
-    old = str(int(time.time()) - 600)
+    old = str(int(ts) - 600)
     with pytest.raises(SignatureError, match="600 s old, more than the 300 s tolerance"):
-        verify(body, {HEADER_TIMESTAMP: old, HEADER_SIGNATURE: sign(SECRET, old, body)}, SECRET)
+        verify(body, {HEADER_TIMESTAMP: old, HEADER_SIGNATURE: sign(SECRET, old, body)}, SECRET, now=float(ts))
+    with pytest.raises(SignatureError, match="more than the 60 s tolerance"):  # a tighter tolerance
+        verify(body, good, SECRET, tolerance=60, now=float(ts) + 61)
     # the timestamp is signed too: moving it forward breaks the signature
     with pytest.raises(SignatureError, match="does not match"):
         verify(body, {**good, HEADER_TIMESTAMP: str(int(ts) + 1)}, SECRET)
