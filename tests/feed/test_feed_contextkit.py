@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from feed_helpers import receiver
 
 import graphmem
-from feed_helpers import receiver
 from graphmem.compat.contextkit import ChangeEvent, Memory
 from graphmem.compat.contextkit.sinks.webhook import WebhookSink, verify
 from graphmem.errors import InvalidInput
