@@ -70,7 +70,7 @@ class KnowledgeBase:
         self.ctx.embeddings = self.embeddings
         self.documents = Documents(self)
         self.graph = Graph(self)
-        self.events = Events(self)
+        self.events = Events(self, open_view=lambda folder: open(folder, read_only=True))
         self.wiki = Wiki(self)
         self.memory = Memory(self)
         self.skills = Skills(self)

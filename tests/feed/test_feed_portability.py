@@ -91,6 +91,11 @@ def test_jsonl_export_then_import_gives_the_same_knowledge_base_and_the_same_ans
         added = [e for e in after_rows["events"] if json.loads(e)["type"] == "kb.imported"]
         assert len(added) == 1 and json.loads(added[0])["id"] == copy.store.last_event_id()  # the import's own
         after_rows["events"].remove(added[0])
+        # replay of the copy starts at its import (the undo log is not exported)
+        since = [m for m in after_rows["kb_meta"] if json.loads(m)["key"] == "replay.since_event"]
+        assert [json.loads(m)["value"] for m in since] == [str(copy.store.last_event_id() - 1)]  # before its own
+        after_rows["kb_meta"].remove(since[0])
+        before_rows["kb_meta"] = [m for m in before_rows["kb_meta"] if json.loads(m)["key"] != "replay.since_event"]
         assert after_rows == before_rows
         assert wiki_tree(copy.home) == before_files
         assert check(copy.ctx)["ok"] is True

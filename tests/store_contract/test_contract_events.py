@@ -65,3 +65,13 @@ def test_feed_cursors_are_recorded_per_consumer_and_overwritten(store) -> None:
         store.set_feed_cursor("webhook:a", 9, T1)
     assert (store.feed_cursor("webhook:a"), store.feed_cursor("webhook:b")) == (9, 2)
     assert store.list_events() == []  # bookkeeping: no event of its own
+
+
+@contract("event_id_at")
+def test_event_id_at_is_the_last_event_at_or_before_a_time(store) -> None:
+    assert store.event_id_at(T1) == 0
+    with store.transaction():
+        a = store.append_event("a", "x", T0, {})
+        b = store.append_event("b", "x", T1, {})
+    assert (store.event_id_at("2025-12-31T00:00:00.000Z"), store.event_id_at(T0), store.event_id_at(T1)) == (0, a, b)
+    assert store.event_id_at("2026-01-01T12:00:00.000Z") == a

@@ -97,3 +97,31 @@ def test_check_finds_index_drift_and_dangling_rows_and_repair_fixes_them(store) 
     again = store.check_store(repair=True)
     assert again == found  # what was found is reported
     assert store.check_store() == {"integrity": [], "fts": [], "vectors": [], "evidence": []}
+
+
+@contract("replay_to")
+def test_replay_to_undoes_every_change_after_the_event(store, backend, tmp_path) -> None:
+    node(store, "n1", "redis")
+    with store.transaction():
+        first = store.append_event("node.added", "n1", T0, {})
+    _, chunks = document(store, "d1", ["Redis caches sessions."])
+    node(store, "n2", "sessions")
+    edge(store, "n1", "caches", "n2")
+    mention(store, "n2", chunks[0], "sessions")
+    with store.transaction():
+        store.append_event("document.added", "d1", T0, {})
+        store.delete_node("n1")  # after the last event: undone by a replay to it as well
+    (tmp_path / "then").mkdir()
+    stats = store.replay_to(tmp_path / "then" / "graph.db", first)
+    assert stats["events"] == 1 and stats["undone"] >= 5
+    then = backend(tmp_path / "then", None)
+    try:
+        assert [e.id for e in then.list_events()] == [first]
+        assert sorted(n.name for n in then.get_nodes(["n1", "n2"]).values()) == ["redis"]
+        assert then.search_chunks("redis", 5) == [] and then.stats()["documents"] == 0
+        assert then.check_store() == {"integrity": [], "fts": [], "vectors": [], "evidence": []}
+    finally:
+        then.close()
+    assert store.get_nodes(["n1"]) == {}  # the store itself is as it was
+    with pytest.raises(InvalidInput, match="does not exist yet"):
+        store.replay_to(tmp_path / "x.db", first + 5)

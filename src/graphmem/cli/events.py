@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..feed.sinks import WebhookSink
+from ..portability import FORMATS, export
 from . import render
 from .app import _emit, _open, handle_errors, json_option
 
@@ -78,3 +79,42 @@ def webhook_cmd(ctx: click.Context, url: str, secret: str, types: tuple[str, ...
     sent = kb.events.forward(sink, name, from_id, list(types) or None, max_events=max_events)
     _emit({"url": url, "sent": sent, "cursor": kb.events.cursor(name)}, as_json,
           lambda d: f"forwarded {d['sent']} events to {d['url']} (last id {d['cursor']})")
+
+
+def _view_counts(view: object) -> dict[str, int]:
+    stats = view.stats()  # type: ignore[attr-defined]
+    pages = len(view.wiki.list_pages())  # type: ignore[attr-defined]
+    memories = view.memory.stats().to_dict()  # type: ignore[attr-defined]
+    return {"documents": stats["documents"], "chunks": stats["chunks"], "entities": stats["entities"],
+            "relations": stats["edges"], "memories": memories["memories"], "pages": pages}
+
+
+@events.command("replay")
+@click.option("--until", required=True, metavar="ID|TIME",
+              help="An event id, or an ISO-8601 time (the last event at or before it).")
+@json_option
+@click.pass_context
+@handle_errors
+def replay_cmd(ctx: click.Context, until: str, as_json: bool) -> None:
+    """Rebuild the knowledge base as it was at --until and print what it held then."""
+    kb = _open(ctx)
+    with kb.events.replay(until) as view:
+        data = {**view.replay_stats, **_view_counts(view)}
+    _emit(data, as_json, lambda d: f"at event {d['until']}: {d['documents']} documents, {d['entities']} entities, "
+                                   f"{d['relations']} relations, {d['memories']} memories, {d['pages']} pages "
+                                   f"({d['undone']} later changes undone)")
+
+
+@events.command("export")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--until", required=True, metavar="ID|TIME", help="An event id, or an ISO-8601 time.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def export_until_cmd(ctx: click.Context, out: Path, until: str, fmt: str, as_json: bool) -> None:
+    """Write the knowledge base as it was at --until to OUT (any `graphmem export` format; no wiki files)."""
+    kb = _open(ctx)
+    with kb.events.replay(until) as view:
+        data = {"until": view.until, **export(view.ctx, fmt, out)}
+    _emit(data, as_json, lambda d: f"exported the state at event {d['until']} as {d['format']} to {d['out']}")

@@ -3,8 +3,14 @@ transaction as the change), and the feed over it: subscriptions, following, forw
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
@@ -14,20 +20,55 @@ from ..models import Event
 from ..store import open_store
 from ..store.protocols import EventStore
 from ..validate import checked_inputs
+from ..wiki.markdown import dump_front_matter
 
 if TYPE_CHECKING:
     from .host import FaceHost
 
-__all__ = ["Events"]
+__all__ = ["Events", "ReplayView"]
+
+
+class ReplayView:
+    """A read-only knowledge base as it was at an earlier event (its own copy, removed by :meth:`close`):
+    ``graph``, ``memory``, ``documents``, ``search`` and the pages index answer as they did then. ``replay_stats``
+    says what the replay undid."""
+
+    def __init__(self, kb: Any, folder: Path, until: int, stats: dict[str, int]) -> None:
+        self.kb = kb
+        self.folder = folder
+        self.until = until
+        self.replay_stats = stats
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.kb, name)
+
+    def close(self) -> None:
+        """Close the view and remove its copy."""
+        self.kb.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> ReplayView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _as_ts(value: datetime) -> str:
+    """A datetime in the stored timestamp form (ISO-8601 UTC, milliseconds, ``Z``)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)  # a naive time is taken as UTC, as graphmem stores it
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 @checked_inputs("events")
 class Events:
     """The events face of a knowledge base."""
 
-    def __init__(self, kb: FaceHost) -> None:
+    def __init__(self, kb: FaceHost, open_view: Callable[[Path], Any] | None = None) -> None:
         self._kb = kb
         self._subscriptions: Subscriptions | None = None
+        self._open_view = open_view  # opens a folder read-only as a knowledge base (kb.py passes graphmem.open)
 
     def list(self, after_id: int = 0, types: Sequence[str] | None = None, target: str | None = None,
              limit: int = 100) -> list[Event]:
@@ -114,6 +155,67 @@ class Events:
             if max_events is not None and sent >= max_events:
                 stop.set()
         return sent
+
+    # -- replay ----------------------------------------------------------------------------------------
+
+    def resolve(self, until: int | datetime | str) -> int:
+        """The event id ``until`` names: an id, or a time (datetime or ISO-8601 string: the last event at or
+        before it)."""
+        if isinstance(until, bool):
+            raise InvalidInput(f"until: expected an event id or a time, got {until!r}")
+        if isinstance(until, int):
+            return until
+        if isinstance(until, str):
+            text = until.strip()
+            if text.isdigit():
+                return int(text)
+            try:
+                until = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise InvalidInput(f"until: {text!r} is neither an event id nor an ISO-8601 time "
+                                   "(e.g. 2026-01-31T12:00:00Z)") from None
+        if not isinstance(until, datetime):
+            raise InvalidInput(f"until: expected an event id or a time, got {until!r}")
+        return self._kb.store.event_id_at(_as_ts(until))
+
+    def replay(self, until: int | datetime | str) -> ReplayView:
+        """A read-only view of the knowledge base as it was right after event ``until`` (an id, or a time:
+        the last event at or before it). Built by undoing, on a copy, the changes logged since (cost grows
+        with the changes undone, not with the history before). Close it when done."""
+        if self._open_view is None:
+            raise InvalidInput("replay: this knowledge base was built without a way to open views")
+        event_id = self.resolve(until)
+        folder = Path(tempfile.mkdtemp(prefix="graphmem-replay-"))
+        try:
+            stats = self._kb.store.replay_to(folder / "graph.db", event_id)
+            if (self._kb.home / "config.toml").is_file():  # the same settings (embedding model, presets)
+                shutil.copy2(self._kb.home / "config.toml", folder / "config.toml")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "opened read-only": that is the point of a view
+                view = self._open_view(folder)
+            self._wiki_as_of(folder, view.store)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return ReplayView(view, folder, event_id, {"until": event_id, **stats})
+
+    def _wiki_as_of(self, folder: Path, then: Any) -> None:
+        """The view's page files: a page unchanged since is the current file, copied; a page changed or
+        deleted since is written from its row as it was (its front matter and body)."""
+        current = {r["slug"]: r["content_hash"] for _, r in self._kb.store.dump_rows(["pages"])}
+        src, dst = self._kb.home / "wiki", folder / "wiki"
+        for _, row in then.dump_rows(["pages"]):
+            slug, rel, content_hash = row["slug"], row["path"], row["content_hash"]
+            front_matter, content = row["front_matter"], row["content"]
+            target = (dst / rel).resolve()
+            if not target.is_relative_to(dst.resolve()):
+                continue  # never write outside the view's wiki folder
+            target.parent.mkdir(parents=True, exist_ok=True)
+            here = src / rel
+            if current.get(slug) == content_hash and here.is_file() and not here.is_symlink():
+                shutil.copy2(here, target)
+            else:
+                target.write_text(dump_front_matter(json.loads(front_matter or "{}")) + content, encoding="utf-8")
 
     def close(self) -> None:
         """Stop this process's subscriptions."""

@@ -112,6 +112,8 @@ def import_jsonl(ctx: Context, path: Path) -> dict[str, Any]:
             raise InvalidInput(f"{path}: file {rel!r} resolves outside the wiki folder; nothing was imported")
     with store.transaction():
         counts = store.load_rows(rows)
+        # The replay log is not exported: this knowledge base can be replayed only from here on.
+        store.set_meta("replay.since_event", str(store.last_event_id()))
 
         def write_files() -> None:  # last step before COMMIT: a failure here rolls the rows back too
             for rel, text in files:

@@ -38,3 +38,7 @@ class EventStore(Protocol):
         """Record that the consumer ``name`` has handled every event up to ``event_id`` (call inside a
         transaction; bookkeeping, so it appends no event)."""
         ...
+
+    def event_id_at(self, ts: str) -> int:
+        """The id of the last event with a timestamp at or before ``ts`` (ISO-8601 UTC, as stored); 0 if none."""
+        ...

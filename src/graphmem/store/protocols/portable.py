@@ -41,3 +41,10 @@ class PortableStore(Protocol):
         pages pointing at missing chunks or documents). With ``repair``, what can be rebuilt or dropped is,
         and the answer lists what was found before. ``{}``-like (every list empty): consistent."""
         ...
+
+    def replay_to(self, path: Path, event_id: int) -> dict[str, int]:
+        """Write to ``path`` (a new file) a copy of the database as it was at ``event_id``: every change made
+        after that event (and before the next) is undone, events after it are dropped, rows that pointed at
+        undone ones go too. Returns ``{"undone": changes undone, "orphans": rows removed with them,
+        "events": events kept}``. A point before the replay log began: InvalidInput."""
+        ...

@@ -61,3 +61,8 @@ class EventSqlMixin(SqlHelpers):
             "INSERT INTO feed_cursors (name, event_id, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) "
             "DO UPDATE SET event_id = excluded.event_id, updated_at = excluded.updated_at",
             (name, event_id, ts))
+
+    def event_id_at(self, ts: str) -> int:
+        """The id of the last event with a timestamp at or before ``ts``; 0 if none."""
+        row = self.conn.execute("SELECT max(id) FROM events WHERE ts <= ?", (ts,)).fetchone()
+        return int(row[0] or 0)

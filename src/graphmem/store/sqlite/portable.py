@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import base64
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, InvalidInput
+from .schema_memory import REPLAYED_TABLES
 from .sqlbase import SqlHelpers
 
 __all__ = ["PortableSqlMixin"]
 
 # Not dumped: SQLite's own tables, full-text indexes (rebuilt by triggers as rows load), counters the
 # triggers keep, the schema's own bookkeeping, and where each feed consumer got to (a deployment's state,
-# not knowledge; a backup keeps it).
-_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors")
+# not knowledge; a backup keeps it), and the replay log (undo records, meaningful only in this file).
+_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log")
 _FTS_EXTERNAL = {"chunks_fts": "chunks", "node_names_fts": "node_names", "pages_fts": "pages", "skills_fts": "skills"}
 # memories_fts is contentless (content=''): it is refilled from memories with the scope column the
 # migration 0008 trigger computes.
@@ -167,3 +169,93 @@ class PortableSqlMixin(SqlHelpers):
                               "(SELECT 1 FROM chunks c WHERE c.chunk_id = provenance.chunk_id)")
             self.conn.execute("DELETE FROM page_sources WHERE NOT EXISTS "
                               "(SELECT 1 FROM documents d WHERE d.doc_id = page_sources.doc_id)")
+
+    def replay_to(self, path: Path, event_id: int) -> dict[str, int]:
+        """A copy of the database as it was at ``event_id`` (undoing the replay log backwards)."""
+        if not isinstance(event_id, int) or event_id < 0:
+            raise InvalidInput(f"until: expected an event id >= 0, got {event_id!r}")
+        last = self.conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0
+        if event_id > last:
+            raise InvalidInput(f"until: event {event_id} does not exist yet (the last is {last})")
+        started = self.get_meta("replay.since_event")  # type: ignore[attr-defined]  # LifecycleSqlMixin
+        if started is not None and event_id < int(started):
+            raise InvalidInput(f"until: the replay log of this knowledge base starts after event {started} (it "
+                               "was created by an older graphmem); replay to a later point")
+        self.backup_to(path)
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for table in REPLAYED_TABLES:  # undoing must not log itself
+                for op in "iud":
+                    conn.execute(f"DROP TRIGGER IF EXISTS replay_{table}_{op}")
+            undone = 0
+            start = _first_seq_at(conn, event_id)
+            for table, op, rid, old in conn.execute("SELECT tbl, op, rid, old FROM replay_log WHERE seq >= ? "
+                                                    "ORDER BY seq DESC", (start,)).fetchall():
+                if op == "I":
+                    conn.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rid,))
+                else:
+                    row = json.loads(old)
+                    cols = [c for c in row if c != "rowid"]
+                    if op == "U":
+                        conn.execute(f'UPDATE "{table}" SET {", ".join(f"{_q(c)} = ?" for c in cols)} WHERE rowid = ?',
+                                     [row[c] for c in cols] + [rid])
+                    else:
+                        conn.execute(f'INSERT OR REPLACE INTO "{table}" (rowid, {", ".join(_q(c) for c in cols)}) '
+                                     f"VALUES (?, {', '.join('?' * len(cols))})", [rid] + [row[c] for c in cols])
+                undone += 1
+            conn.execute("DELETE FROM replay_log WHERE seq >= ?", (start,))
+            conn.execute("DELETE FROM events WHERE id > ?", (event_id,))
+            orphans = _drop_orphans(conn)
+            kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.close()
+            path.unlink(missing_ok=True)
+            raise BackendError(f"replay to event {event_id} failed: {exc}; nothing was written") from None
+        conn.close()
+        return {"undone": undone, "orphans": orphans, "events": kept}
+
+
+def _q(col: str) -> str:
+    return '"' + col.replace('"', '""') + '"'
+
+
+def _first_seq_at(conn: sqlite3.Connection, event_id: int) -> int:
+    """The first replay-log seq whose ``ev`` is at least ``event_id`` (past the end: one more than the last).
+    ``ev`` never decreases along ``seq``, so a binary search over the primary key finds it in O(log n)."""
+    lo, hi = conn.execute("SELECT coalesce(min(seq), 1), coalesce(max(seq), 0) + 1 FROM replay_log").fetchone()
+    while lo < hi:
+        mid = (lo + hi) // 2
+        row = conn.execute("SELECT seq, ev FROM replay_log WHERE seq >= ? ORDER BY seq LIMIT 1", (mid,)).fetchone()
+        if row is None or row[1] >= event_id:
+            hi = mid
+        else:
+            lo = row[0] + 1
+    return lo
+
+
+def _drop_orphans(conn: sqlite3.Connection) -> int:
+    """Delete rows whose foreign key points at a row that is gone (what an undone insert leaves behind:
+    mentions of an entity, chunks of a document version), until none is left; returns how many."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    checks: list[str] = []
+    for table in tables:
+        fks: dict[int, list[tuple[str, str, str]]] = {}
+        for fk in conn.execute(f"PRAGMA foreign_key_list({_q(table)})"):
+            fks.setdefault(fk[0], []).append((fk[2], fk[3], fk[4]))  # parent table, child col, parent col
+        for cols in fks.values():
+            parent = cols[0][0]
+            match = " AND ".join(f"p.{_q(pc)} = c.{_q(cc)}" for _, cc, pc in cols)
+            present = " AND ".join(f"c.{_q(cc)} IS NOT NULL" for _, cc, _ in cols)
+            checks.append(f"DELETE FROM {_q(table)} AS c WHERE {present} AND NOT EXISTS "
+                          f"(SELECT 1 FROM {_q(parent)} AS p WHERE {match})")
+    removed = 0
+    while True:
+        before = conn.total_changes
+        for sql in checks:
+            conn.execute(sql)
+        step = conn.total_changes - before
+        if not step:
+            return removed
+        removed += step
