@@ -63,3 +63,17 @@ def test_changelog_sink_and_contextkit_webhook_sink_deliver_signed_changes(tmp_p
         assert verify(rec.requests[-1][1], rec.requests[-1][0], "k")["type"] == "memory.added"
     with pytest.raises(InvalidInput, match="secret"):
         WebhookSink("http://127.0.0.1:9/hook")
+
+
+def test_replay_context_graph_shows_the_memories_as_they_were(tmp_path: Path) -> None:
+    with _memory(tmp_path) as m:
+        first = m.add("I love pizza", user_id="u1")["results"][0]["id"]
+        point = m.kb.events.last_id()
+        m.update(first, "I love pasta")
+        m.add("I am allergic to peanuts", user_id="u1")
+        with m.replay_context_graph(until=point) as then:
+            assert [(r["id"], r["memory"]) for r in then.memory.get_all(user_id="u1").to_dict()["results"]] == [
+                (first, "I love pizza")]
+        with m.context_graph.changelog.replay(point) as then:
+            assert then.memory.stats().to_dict()["memories"] == 1
+        assert len(m.get_all(user_id="u1")["results"]) == 2

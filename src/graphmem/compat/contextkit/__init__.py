@@ -35,9 +35,9 @@ With an ``llm`` block ``add`` extracts facts (``infer=True``, ContextKit's defau
 it stores each message as said. The change log's names follow graphmem's change feed:
 ``subscribe_context_graph_changes(cb, event_types=, from_event_id=)`` (ContextKit's event names, callbacks
 get a :class:`~.changes.ChangeEvent`), ``unsubscribe_context_graph_changes(token)``,
-``snapshot_context_graph(path)`` (a consistent copy), ``context_graph.changelog`` (subscribe, add_sink,
-events) and ``graphmem.compat.contextkit.sinks.webhook.WebhookSink(url, secret=)``. Replaying to an earlier
-point (``replay_context_graph``) is not available yet and says so.
+``snapshot_context_graph(path)`` (a consistent copy), ``replay_context_graph(until=)`` (a read-only view as
+it was), ``context_graph.changelog`` (subscribe, add_sink, events, replay) and
+``graphmem.compat.contextkit.sinks.webhook.WebhookSink(url, secret=)``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ import graphmem
 from ...config import DEFAULTS
 from ...errors import InvalidInput, NotFound
 from ...kb import KnowledgeBase
-from .changes import REPLAY_PENDING, ChangeEvent, ChangeLog, snapshot, subscribe
+from .changes import ChangeEvent, ChangeLog, replay, snapshot, subscribe
 
 __all__ = ["Memory", "ContextGraphView", "ChangeEvent", "translate_config"]
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -354,9 +354,10 @@ class Memory:
         """A consistent copy of the knowledge base in the new folder ``path`` (``graphmem backup``)."""
         return snapshot(self.kb, path)
 
-    def replay_context_graph(self, *args: Any, **kwargs: Any) -> Any:
-        """Not available yet: says what to use instead."""
-        raise InvalidInput(f"replay_context_graph: {REPLAY_PENDING}")
+    def replay_context_graph(self, until: Any = None) -> Any:
+        """A read-only view of the knowledge base as it was at ``until`` (an event id, a datetime or an ISO-8601
+        time): ``view.memory.get_all(...)``, ``view.search(...)``; close it when done."""
+        return replay(self.kb, until)
 
     def subscribe_context_graph_changes(self, callback: Any, event_types: list[str] | None = None,
                                         from_event_id: int | None = None) -> str:

@@ -15,11 +15,7 @@ from ...kb import KnowledgeBase
 from ...models import Event
 from ...portability import backup
 
-__all__ = ["ChangeEvent", "ChangeLog", "snapshot", "subscribe", "REPLAY_PENDING"]
-
-REPLAY_PENDING = ("replaying the graph to an earlier point is not available yet (issue 18, point 2); take "
-                  "snapshots with snapshot_context_graph(path) and open one with graphmem.open(path, "
-                  "read_only=True), or read the change log with kb.events.list(after_id=...)")
+__all__ = ["ChangeEvent", "ChangeLog", "snapshot", "subscribe", "replay"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +53,14 @@ def subscribe(kb: KnowledgeBase, callback: Callable[[ChangeEvent], Any], event_t
                                wanted or None)
 
 
+def replay(kb: KnowledgeBase, until: Any) -> Any:
+    """The knowledge base as it was at ``until`` (an event id, a datetime or an ISO-8601 time): a read-only
+    view (``view.memory``, ``view.graph``, ``view.search``); close it when done."""
+    if until is None:
+        raise InvalidInput("until: give the event id or the time to replay to")
+    return kb.events.replay(until)
+
+
 def snapshot(kb: KnowledgeBase, path: str | os.PathLike[str]) -> dict[str, Any]:
     """Write a consistent copy of the knowledge base (graph, memories, pages, wiki files) to the new folder
     ``path``; open it with ``graphmem.open(path, read_only=True)``."""
@@ -65,7 +69,7 @@ def snapshot(kb: KnowledgeBase, path: str | os.PathLike[str]) -> dict[str, Any]:
 
 class ChangeLog:
     """``Memory.context_graph.changelog``: subscribe, unsubscribe, add_sink (a callable or an object with
-    ``send``, e.g. :class:`~graphmem.compat.contextkit.sinks.webhook.WebhookSink`), replay (not yet)."""
+    ``send``, e.g. :class:`~graphmem.compat.contextkit.sinks.webhook.WebhookSink`), events, replay."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self._kb = kb
@@ -90,6 +94,6 @@ class ChangeLog:
         """Changes after ``after_id``, oldest first."""
         return [ChangeEvent.from_event(e) for e in self._kb.events.list(after_id, None, None, limit)]
 
-    def replay(self, *args: Any, **kwargs: Any) -> Any:
-        """Not yet (see :data:`REPLAY_PENDING`)."""
-        raise InvalidInput(f"context_graph.changelog.replay: {REPLAY_PENDING}")
+    def replay(self, until: Any = None) -> Any:
+        """A read-only view of the knowledge base as it was at ``until`` (see :func:`replay`)."""
+        return replay(self._kb, until)
