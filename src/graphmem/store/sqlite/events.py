@@ -18,13 +18,37 @@ class EventSqlMixin(SqlHelpers):
 
     # -- events ----------------------------------------------------------------------------------
 
+    _depth: int
+    _event_buffer: list[tuple[int, str, str, str, str | None, str]]
+    _next_event_id: int
+
     def append_event(self, type: str, target: str, ts: str, payload: JsonObject, actor: str | None = None) -> int:
-        """Append one change event (call inside the operation's transaction)."""
-        cur = self.conn.execute(
-            "INSERT INTO events (type, target, ts, actor, payload) VALUES (?, ?, ?, ?, ?)",
-            (type, target, ts, actor, json.dumps(payload, ensure_ascii=False, default=str)),
-        )
-        return int(cur.lastrowid or 0)
+        """Append one change event (call inside the operation's transaction).
+
+        Inside a transaction the event is numbered now and written with the others at COMMIT, in one
+        statement: an ingest appends a dozen events, and one batched insert costs a fraction of a dozen
+        (the write lock is held since BEGIN IMMEDIATE, so nobody else can take the ids meanwhile)."""
+        body = json.dumps(payload, ensure_ascii=False, default=str)
+        if not self._depth:
+            cur = self.conn.execute("INSERT INTO events (type, target, ts, actor, payload) VALUES (?, ?, ?, ?, ?)",
+                                    (type, target, ts, actor, body))
+            return int(cur.lastrowid or 0)
+        if not self._event_buffer:
+            row = self.conn.execute(
+                "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
+                "coalesce((SELECT max(id) FROM events), 0))").fetchone()
+            self._next_event_id = int(row[0]) + 1
+        event_id = self._next_event_id
+        self._next_event_id += 1
+        self._event_buffer.append((event_id, type, target, ts, actor, body))
+        return event_id
+
+    def _flush_events(self) -> None:
+        """Write the events buffered by this transaction (its last step before COMMIT)."""
+        if self._event_buffer:
+            rows, self._event_buffer = self._event_buffer, []
+            self.conn.executemany("INSERT INTO events (id, type, target, ts, actor, payload) VALUES (?, ?, ?, ?, ?, ?)",
+                                  rows)
 
     def list_events(
         self, after_id: int = 0, types: Sequence[str] | None = None, target: str | None = None, limit: int = 100

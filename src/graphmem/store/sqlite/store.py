@@ -45,6 +45,8 @@ class SqliteStore(ConnectionMixin, LifecycleSqlMixin, EventSqlMixin, DocumentSql
         self._lock = threading.RLock()
         self._depth = 0
         self._hooks = []
+        self._event_buffer = []
+        self._next_event_id = 0
         self._tls = threading.local()
         self.read_only = read_only is not None
         self.read_only_reason = read_only or ""
