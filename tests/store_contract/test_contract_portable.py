@@ -125,3 +125,13 @@ def test_replay_to_undoes_every_change_after_the_event(store, backend, tmp_path)
     assert store.get_nodes(["n1"]) == {}  # the store itself is as it was
     with pytest.raises(InvalidInput, match="does not exist yet"):
         store.replay_to(tmp_path / "x.db", first + 5)
+
+
+@contract("check_store")
+def test_check_works_on_a_read_only_store(store, open_again) -> None:
+    _seed(store)
+    reader = open_again("checking")
+    assert reader.check_store() == {"integrity": [], "fts": [], "vectors": [], "evidence": []}
+    with store.transaction():
+        store.conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
+    assert reader.check_store()["fts"] == ["chunks_fts: 0 rows indexed for 2 in chunks"]
