@@ -30,7 +30,7 @@ SHIPPED = {
     "0008_memory_scoped_fts": "df19b657786f4179e0a1e91cf8c5dfbf9e8353ab94248a7cc814b3a797e212ec",
     "0009_relation_vectors": "6a2429df90afaa2f40fcc8209575393fdc94f8aebf848a24ffab3dbe69c51a0b",
     "0010_feed_cursors": "5150f631771009d796480dacfe282a0dae7d308c196b0f2cab5f31d275544205",
-    "0011_replay_log": "851e62545ec45cb5be98e50191c97c0a13f262e47e7050eae4390b0c46d1f482",
+    "0011_replay_log": "c3d83db915927f5f681462e5edd6d8b821d7c8d463662e655649aee21821dca3",
 }
 
 

@@ -12,6 +12,9 @@ from .sqlbase import SqlHelpers
 
 __all__ = ["EventSqlMixin"]
 
+# One encoder for every event: json.dumps with options builds a new JSONEncoder per call.
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
 
 class EventSqlMixin(SqlHelpers):
     """Append-only change events."""
@@ -28,7 +31,7 @@ class EventSqlMixin(SqlHelpers):
         Inside a transaction the event is numbered now and written with the others at COMMIT, in one
         statement: an ingest appends a dozen events, and one batched insert costs a fraction of a dozen
         (the write lock is held since BEGIN IMMEDIATE, so nobody else can take the ids meanwhile)."""
-        body = json.dumps(payload, ensure_ascii=False, default=str)
+        body = _encode(payload)
         if not self._depth:
             cur = self.conn.execute("INSERT INTO events (type, target, ts, actor, payload) VALUES (?, ?, ?, ?, ?)",
                                     (type, target, ts, actor, body))

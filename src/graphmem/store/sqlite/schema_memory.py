@@ -36,6 +36,10 @@ _REPLAYED: dict[str, tuple[str, ...]] = {
               "contradictions", "stub", "created_at", "updated_at"),
 }
 _EV = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)"
+# Rows only ever inserted together with a new row of their parent (a document version's chunks, evidence and
+# mentions): undoing the parent's insert drops them as dangling, so their inserts need no log of their own
+# (half of what an ingest would log). Their updates and deletes (merges, document deletes) are logged.
+_INSERT_UNLOGGED = ("chunks", "provenance", "mentions")
 
 
 def _replay_log_sql() -> str:
@@ -45,8 +49,9 @@ def _replay_log_sql() -> str:
     # starts by a binary search over seq, and ingest does not pay for a second B-tree per change.
     for table, cols in _REPLAYED.items():
         old = "json_object(" + ", ".join(f"'{c}', old.\"{c}\"" for c in ("rowid", *cols)) + ")"
-        parts.append(f"CREATE TRIGGER replay_{table}_i AFTER INSERT ON {table} BEGIN\n    INSERT INTO replay_log "
-                     f"(ev, tbl, op, rid) VALUES ({_EV}, '{table}', 'I', new.rowid);\nEND;")
+        if table not in _INSERT_UNLOGGED:
+            parts.append(f"CREATE TRIGGER replay_{table}_i AFTER INSERT ON {table} BEGIN\n    INSERT INTO "
+                         f"replay_log (ev, tbl, op, rid) VALUES ({_EV}, '{table}', 'I', new.rowid);\nEND;")
         # A document's content never changes: its updates (is_latest) log the other columns only.
         changed = "json_object(" + ", ".join(f"'{c}', old.\"{c}\"" for c in ("rowid", *cols)
                                              if (table, c) != ("documents", "content")) + ")"
@@ -54,6 +59,10 @@ def _replay_log_sql() -> str:
             parts.append(f"CREATE TRIGGER replay_{table}_{op.lower()} AFTER {when} ON {table} BEGIN\n    INSERT INTO "
                          f"replay_log (ev, tbl, op, rid, old) VALUES ({_EV}, '{table}', '{op}', old.rowid, {row});\n"
                          "END;")
+    # The log is written on every change and read by target rarely (one item's history, with a limit): the
+    # (target, id) index cost a third of each event's append (a random B-tree insert), so it goes; lists by
+    # type still use events_type, and a target filter scans the log from ``after_id`` on.
+    parts.append("DROP INDEX IF EXISTS events_target;")
     # An existing knowledge base has history from before the log: replay cannot go back past this event.
     parts.append("INSERT OR REPLACE INTO kb_meta (key, value) SELECT 'replay.since_event', "
                  "CAST(coalesce(max(id), 0) AS TEXT) FROM events;")
