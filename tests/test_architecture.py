@@ -26,7 +26,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                "graphmem.frontmatter", "graphmem.trust", "graphmem.openai_http")),
     ("store", ("graphmem.store",)),
     ("context", ("graphmem.context",)),
-    ("engine", ("graphmem.ingest", "graphmem.retrieval", "graphmem.embeddings", "graphmem.wiki",
+    ("engine", ("graphmem.ingest", "graphmem.retrieval", "graphmem.embeddings", "graphmem.wiki", "graphmem.feed",
+                "graphmem.portability",
                 "graphmem.memory", "graphmem.skills")),
     ("faces", ("graphmem.faces",)),
     # kb.py and the package facade (graphmem/__init__.py re-exports the knowledge base and the models).

@@ -30,6 +30,8 @@ SHIPPED = {
     "0008_memory_scoped_fts": "df19b657786f4179e0a1e91cf8c5dfbf9e8353ab94248a7cc814b3a797e212ec",
     "0009_relation_vectors": "6a2429df90afaa2f40fcc8209575393fdc94f8aebf848a24ffab3dbe69c51a0b",
     "0010_mentions_node_recent": "fbd8e22d9c5ed57e322e472e1515e2055ad0a485f3660592acc377e6f9454441",
+    "0011_feed_cursors": "5150f631771009d796480dacfe282a0dae7d308c196b0f2cab5f31d275544205",
+    "0012_replay_log": "c3d83db915927f5f681462e5edd6d8b821d7c8d463662e655649aee21821dca3",
 }
 
 

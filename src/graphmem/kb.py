@@ -70,7 +70,7 @@ class KnowledgeBase:
         self.ctx.embeddings = self.embeddings
         self.documents = Documents(self)
         self.graph = Graph(self)
-        self.events = Events(self)
+        self.events = Events(self, open_view=lambda folder: open(folder, read_only=True))
         self.wiki = Wiki(self)
         self.memory = Memory(self)
         self.skills = Skills(self)
@@ -105,6 +105,7 @@ class KnowledgeBase:
     def close(self) -> None:
         """Close the store (after regenerating wiki pages still pending). The knowledge base is
         unusable afterwards."""
+        self.events.close()  # stop this process's subscriptions before their store goes
         self.wiki.close()
         self.store.close()
 

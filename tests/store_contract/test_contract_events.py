@@ -40,3 +40,38 @@ def test_list_events_filters_and_pages(store) -> None:
     assert [e.id for e in store.list_events(limit=2)] == ids[:2]
     assert store.list_events(types=["none"]) == []
     assert store.list_events(after_id=ids[-1]) == []
+
+
+@contract("last_event_id")
+def test_last_event_id_is_the_largest_committed_id(store) -> None:
+    assert store.last_event_id() == 0
+    with store.transaction():
+        store.append_event("a", "x", T0, {})
+        b = store.append_event("b", "x", T0, {})
+    assert store.last_event_id() == b
+    with pytest.raises(RuntimeError), store.transaction():
+        store.append_event("c", "x", T0, {})
+        raise RuntimeError("rolled back")
+    assert store.last_event_id() == b
+
+
+@contract("feed_cursor", "set_feed_cursor")
+def test_feed_cursors_are_recorded_per_consumer_and_overwritten(store) -> None:
+    assert store.feed_cursor("webhook:a") is None
+    with store.transaction():
+        store.set_feed_cursor("webhook:a", 7, T0)
+        store.set_feed_cursor("webhook:b", 2, T0)
+    with store.transaction():
+        store.set_feed_cursor("webhook:a", 9, T1)
+    assert (store.feed_cursor("webhook:a"), store.feed_cursor("webhook:b")) == (9, 2)
+    assert store.list_events() == []  # bookkeeping: no event of its own
+
+
+@contract("event_id_at")
+def test_event_id_at_is_the_last_event_at_or_before_a_time(store) -> None:
+    assert store.event_id_at(T1) == 0
+    with store.transaction():
+        a = store.append_event("a", "x", T0, {})
+        b = store.append_event("b", "x", T1, {})
+    assert (store.event_id_at("2025-12-31T00:00:00.000Z"), store.event_id_at(T0), store.event_id_at(T1)) == (0, a, b)
+    assert store.event_id_at("2026-01-01T12:00:00.000Z") == a

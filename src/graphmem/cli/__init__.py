@@ -18,14 +18,16 @@ from . import (
     entity_retype,  # noqa: F401 - registers `entity retype`
     render,
 )
-from .agent_io import import_group
 from .agent_io import skill as skill_group
 from .app import _emit, _fail, _open, _read_text, cli, entity, handle_errors, json_option, query_argument
 from .config import config as config_group
+from .events import events as events_group
 from .mcp import mcp as mcp_group
 from .memory import memory as memory_group
 from .model_folder import absolute_spec
 from .outcome import EXIT_CODES_HELP, ingest_outcome
+from .portability import backup_cmd, check_cmd, export_cmd, restore_cmd
+from .portability import import_group as portable_import_group
 from .progress import _Progress, _progress_mode
 from .serve import serve as serve_command
 from .shared_options import add_shared_options
@@ -354,21 +356,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     _emit(kb.stats(), as_json, render.stats)
 
 
-@cli.command()
-@click.option("--after", type=click.IntRange(min=0), default=0, help="Only events after this id.")
-@click.option("--type", "types", multiple=True, help="Only events of this type (repeatable).")
-@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True)
-@json_option
-@click.pass_context
-@handle_errors
-def events(ctx: click.Context, after: int, types: tuple[str, ...], limit: int, as_json: bool) -> None:
-    """The change log, oldest first."""
-    kb = _open(ctx)
-    _emit([e.to_dict() for e in kb.events.list(after, list(types) or None, None, limit)], as_json, render.events)
-
-
-for _group in (wiki_group, skills_group, memory_group, config_group, mcp_group, import_group, skill_group,
-               serve_command):
+for _group in (events_group, wiki_group, skills_group, memory_group, config_group, mcp_group, portable_import_group,
+               skill_group, serve_command, export_cmd, backup_cmd, restore_cmd, check_cmd):
     cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only

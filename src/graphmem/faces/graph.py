@@ -100,6 +100,9 @@ class Graph:
                 node.updated_at = now
                 store.update_node(node)
                 store.add_names(node.id, ENTITY, names)
+                store.append_event("node.updated", node.id, now, {"kind": ENTITY, "name": node.name,
+                                                                  "aliases": [n for n, _ in names[1:]],
+                                                                  "properties": props, "manual": True})
                 return node.id
             etype = self._known_type(canonical)
             node = Node(short_id("n_", ENTITY, names[0][1]), ENTITY, name.strip(), etype, properties=props,

@@ -67,6 +67,11 @@ __all__ = ["Memory"]
 _TICK_EVERY = timedelta(hours=1)
 
 
+def _scope_of(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The scope fields a memory row sets (events carry them, so subscribers can filter by scope)."""
+    return {k: row[k] for k in SCOPE_FIELDS if row[k] is not None}
+
+
 def _delta(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
         raise InvalidInput(f"delta: expected a number in (0, 1], got {value!r}")
@@ -196,12 +201,14 @@ class Memory(ContextGraphMaintenance):
                     store.insert_memory(mem)
                     kb.embeddings.embed_items("memory", [(mem["id"], text)])
                     prev = store.memory_session(sess)
-                    edges += self._link(mem, prev, now)
+                    linked = self._link(mem, prev, now)
+                    edges += linked
                     if prev is None or said >= prev[1]:
                         store.set_memory_session(sess, mem["id"], said)
                     store.add_memory_version(mem["id"], 1, "ADD", None, text, now)
                     store.append_event("memory.added", mem["id"], now,
-                                       {**filters, "said_at": said, "chars": len(text), "inferred": bool(source)})
+                                       {**filters, "said_at": said, "chars": len(text), "inferred": bool(source),
+                                        "text": text, "role": role, "metadata": mem["metadata"], "edges": linked})
                     results.append(MemoryEvent(mem["id"], text))
         finally:
             kb.embeddings.clear_prefetched()
@@ -244,7 +251,9 @@ class Memory(ContextGraphMaintenance):
             fresh = store.get_memories([memory_id])[memory_id]
             n += self._link(fresh, None, now)
             store.add_memory_version(memory_id, row["version"] + 1, "UPDATE", row["text"], text, now)
-            store.append_event("memory.updated", memory_id, now, {"version": row["version"] + 1, "previous": old_id})
+            store.append_event("memory.updated", memory_id, now, {
+                "version": row["version"] + 1, "previous": old_id, "text": text, "metadata": meta, "edges": n,
+                **_scope_of(row)})
         return MemoryUpdated(memory_id, text, old_id, n)
 
     def delete(self, memory_id: str) -> MemoryDeleted:
@@ -258,7 +267,7 @@ class Memory(ContextGraphMaintenance):
                 if store.get_memories([f"{memory_id}~v{v}"]):
                     edges += store.delete_memory(f"{memory_id}~v{v}")
             store.add_memory_version(memory_id, row["version"], "DELETE", row["text"], None, now)
-            store.append_event("memory.deleted", memory_id, now, {"edges": edges})
+            store.append_event("memory.deleted", memory_id, now, {"edges": edges, **_scope_of(row)})
         return MemoryDeleted(memory_id, edges)
 
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -427,7 +436,7 @@ class Memory(ContextGraphMaintenance):
             store.set_memory_quality(memory_id, quality, floor, max(floor, quality), now,
                                      row["archived"] and not up)
             store.append_event("memory.marked", memory_id, now, {"relevant": up, "delta": delta,
-                                                                 "relevance": max(floor, quality)})
+                                                                 "relevance": max(floor, quality), **_scope_of(row)})
         return MemoryRelevance(memory_id, round(max(floor, quality), 6), floor)
 
     def mark_relevant(self, memory_id: str, delta: float = 0.25) -> MemoryRelevance:
@@ -442,7 +451,7 @@ class Memory(ContextGraphMaintenance):
     def feedback(self, memory_id: str, query: str, helpful: bool) -> MemoryFeedback:
         """Record whether a memory helped for a query (feeds the personal / success terms)."""
         kb, store = self._kb, self._kb.store
-        self._require(memory_id)
+        row = self._require(memory_id)
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query: expected the non-empty query the memory was found for")
         if not isinstance(helpful, bool):
@@ -450,7 +459,8 @@ class Memory(ContextGraphMaintenance):
         now = kb.now()
         with store.transaction():
             store.add_memory_feedback(memory_id, query, helpful, now)
-            store.append_event("memory.feedback", memory_id, now, {"query": query, "helpful": helpful})
+            store.append_event("memory.feedback", memory_id, now, {"query": query, "helpful": helpful,
+                                                                   **_scope_of(row)})
         return MemoryFeedback(memory_id, helpful)
 
     def stats(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,

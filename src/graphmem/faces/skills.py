@@ -64,6 +64,7 @@ class Skills:
         with store.transaction():
             store.clear_skills()
             bump_version(store)
+            store.append_event("skills.cleared", "skills", self._kb.now(), {"roots": [str(r) for r in roots]})
         self.invalidate()
         return build_skills(self._kb.ctx, roots, follow_symlinks=follow_symlinks, on_progress=on_progress,
                             on_stage=on_stage)

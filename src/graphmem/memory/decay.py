@@ -82,10 +82,12 @@ def _tick(ctx: Context) -> dict[str, int]:
             decayed += new_w < w
     store.set_edge_weights(weights, now_s)
     pruned = store.delete_edges_by_id(prune)
+    pruned_ids = prune[:100]
     linked = store.memories_with_edges(low) if low else set()
     archive = [m for m in low if m not in linked]
     store.set_memories_archived(archive, True, now_s)
     store.set_meta(LAST_TICK_KEY, now_s)
     out = {"decayed": decayed, "pruned": pruned, "archived": len(archive)}
-    store.append_event("memory.decayed", "memory", now_s, {**out, "archived_ids": archive[:100]})
+    store.append_event("memory.decayed", "memory", now_s, {**out, "archived_ids": archive[:100],
+                                                                 "pruned_ids": pruned_ids})
     return out

@@ -39,19 +39,20 @@ from .evidence import EvidenceStore
 from .graph import GraphStore
 from .lifecycle import Lifecycle
 from .memory import MemoryStore
+from .portable import PortableStore
 from .skills import SkillStore
 from .vectors import VectorStore
 from .wiki import WikiStore
 
 __all__ = [
     "Lifecycle", "EventStore", "DocumentStore", "GraphStore", "EvidenceStore", "VectorStore", "WikiStore",
-    "SkillStore", "MemoryStore", "Store", "PROTOCOLS",
+    "SkillStore", "MemoryStore", "PortableStore", "Store", "PROTOCOLS",
 ]
 
 
 @runtime_checkable
 class Store(Lifecycle, EventStore, DocumentStore, GraphStore, EvidenceStore, VectorStore, WikiStore, SkillStore,
-            MemoryStore, Protocol):
+            MemoryStore, PortableStore, Protocol):
     """Everything a backend provides: the union of the protocols above.
 
     Engine code that needs only part of it should ask for that protocol (a function reading
@@ -60,5 +61,5 @@ class Store(Lifecycle, EventStore, DocumentStore, GraphStore, EvidenceStore, Vec
 
 
 PROTOCOLS: tuple[type, ...] = (Lifecycle, EventStore, DocumentStore, GraphStore, EvidenceStore, VectorStore,
-                               WikiStore, SkillStore, MemoryStore)
+                               WikiStore, SkillStore, MemoryStore, PortableStore)
 """The protocols ``Store`` is made of (the contract suite checks each method is tested)."""

@@ -281,12 +281,12 @@ class MemorySqlMixin(SqlHelpers):
     def insert_memory_edges(self, edges: Sequence[MemoryEdgeInput]) -> int:
         """Insert ``(id, source, target, type, weight, now)`` memory edges (manual, base weight in
         properties); existing ``(source, type, target)`` edges are left alone. Returns how many are new."""
-        before = self.conn.total_changes
-        self.conn.executemany(
+        # rowcount, not total_changes: the latter also counts what triggers write (the replay log)
+        cur = self.conn.executemany(
             "INSERT OR IGNORE INTO edges (id, source, target, type, confidence, created_at, updated_at, manual,"
             " properties) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)",
             [(i, s, t, ty, w, now, now, json.dumps({"w0": w, "memory": True})) for i, s, t, ty, w, now in edges])
-        return self.conn.total_changes - before
+        return max(cur.rowcount, 0)
 
     def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32
                           ) -> dict[str, list[MemoryNeighbour]]:

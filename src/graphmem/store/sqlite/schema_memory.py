@@ -8,7 +8,72 @@ Shipped migrations are never edited: their text is pinned by a hash in the contr
 
 from __future__ import annotations
 
-__all__ = ["SKILL_MEMORY_MIGRATIONS"]
+# What replay undoes (kb.events.replay): every change to these tables after the point asked for. An insert
+# is logged by its rowid only, an update or a delete with the row as it was, so walking the log backwards
+# restores any earlier state; ``ev`` is the last event id when the change was made (the changes before the
+# next event belong to that state). Rows of other tables that an undone insert leaves dangling go with it
+# (replay drops rows whose foreign key points nowhere); full-text indexes and counters follow their tables.
+# Not restored: page links and claims of a page deleted since, skills' index rows of a rebuild since.
+_REPLAYED: dict[str, tuple[str, ...]] = {
+    "documents": ("rowid_", "doc_id", "version", "title", "source", "content", "content_hash", "metadata",
+                  "created_at", "is_latest", "chunk_count"),
+    "chunks": ("id", "chunk_id", "doc_id", "version", "ordinal", "start", "end", "text"),
+    "nodes": ("id", "kind", "name", "type", "properties", "created_at", "updated_at", "relevance", "archived",
+              "manual"),
+    "node_names": ("id", "kind", "norm", "alias", "node_id"),
+    "edges": ("id", "source", "target", "type", "confidence", "created_at", "updated_at", "valid_from",
+              "valid_to", "manual", "properties"),
+    "memories": ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope_key", "role", "text",
+                 "metadata", "said_at", "created_at", "updated_at", "used_at", "version", "quality", "floor",
+                 "relevance", "archived", "uses", "helpful", "unhelpful"),
+    "provenance": ("id", "item_kind", "item_id", "doc_id", "version", "chunk_id", "start", "end", "text",
+                   "confidence", "created_at"),
+    "mentions": ("id", "node_id", "chunk_id", "doc_id", "version", "start", "end"),
+    "memory_versions": ("id", "memory_id", "version", "event", "old_text", "new_text", "ts"),
+    "memory_feedback": ("id", "memory_id", "query", "helpful", "ts"),
+    "pages": ("id", "slug", "category", "shard", "title", "title_norm", "path", "summary", "tags", "front_matter",
+              "content", "content_hash", "size", "mtime_ns", "node_id", "subject", "entity_type",
+              "contradictions", "stub", "created_at", "updated_at"),
+}
+_EV = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)"
+# Rows only ever inserted together with a new row of their parent (a document version's chunks, evidence and
+# mentions): undoing the parent's insert drops them as dangling, so their inserts need no log of their own
+# (half of what an ingest would log). Their updates and deletes (merges, document deletes) are logged.
+_INSERT_UNLOGGED = ("chunks", "provenance", "mentions")
+
+
+def _replay_log_sql() -> str:
+    parts = ["CREATE TABLE replay_log (\n    seq INTEGER PRIMARY KEY,\n    ev INTEGER NOT NULL,\n"
+             "    tbl TEXT NOT NULL,\n    op TEXT NOT NULL,\n    rid INTEGER NOT NULL,\n    old TEXT\n);"]
+    # No index on ev: it never decreases along seq (one writer at a time), so replay finds where a point
+    # starts by a binary search over seq, and ingest does not pay for a second B-tree per change.
+    for table, cols in _REPLAYED.items():
+        old = "json_object(" + ", ".join(f"'{c}', old.\"{c}\"" for c in ("rowid", *cols)) + ")"
+        if table not in _INSERT_UNLOGGED:
+            parts.append(f"CREATE TRIGGER replay_{table}_i AFTER INSERT ON {table} BEGIN\n    INSERT INTO "
+                         f"replay_log (ev, tbl, op, rid) VALUES ({_EV}, '{table}', 'I', new.rowid);\nEND;")
+        # A document's content never changes: its updates (is_latest) log the other columns only.
+        changed = "json_object(" + ", ".join(f"'{c}', old.\"{c}\"" for c in ("rowid", *cols)
+                                             if (table, c) != ("documents", "content")) + ")"
+        for op, when, row in (("U", "UPDATE", changed), ("D", "DELETE", old)):
+            parts.append(f"CREATE TRIGGER replay_{table}_{op.lower()} AFTER {when} ON {table} BEGIN\n    INSERT INTO "
+                         f"replay_log (ev, tbl, op, rid, old) VALUES ({_EV}, '{table}', '{op}', old.rowid, {row});\n"
+                         "END;")
+    # The log is written on every change and read by target rarely (one item's history, with a limit): the
+    # (target, id) index cost a third of each event's append (a random B-tree insert), so it goes; lists by
+    # type still use events_type, and a target filter scans the log from ``after_id`` on.
+    parts.append("DROP INDEX IF EXISTS events_target;")
+    # An existing knowledge base has history from before the log: replay cannot go back past this event.
+    parts.append("INSERT OR REPLACE INTO kb_meta (key, value) SELECT 'replay.since_event', "
+                 "CAST(coalesce(max(id), 0) AS TEXT) FROM events;")
+    return "\n".join(parts) + "\n"
+
+
+_REPLAY_LOG = _replay_log_sql()
+REPLAYED_TABLES = tuple(_REPLAYED)
+
+
+__all__ = ["SKILL_MEMORY_MIGRATIONS", "REPLAYED_TABLES"]
 
 SKILL_MEMORY_MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -219,4 +284,21 @@ CREATE TRIGGER vectors_edge_gone AFTER DELETE ON edges BEGIN
 END;
 """,
     ),
+]
+
+# The change feed (issue 18), applied after the read-path indexes of schema_read.py (0010).
+FEED_MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0011_feed_cursors",
+        """
+-- Where each long-running consumer of the change log (a webhook forwarder, a named follower) has got
+-- to: it resumes after this event id when restarted. Bookkeeping, not knowledge: no event of its own.
+CREATE TABLE feed_cursors (
+    name TEXT PRIMARY KEY,
+    event_id INTEGER NOT NULL,
+    updated_at TEXT NOT NULL
+);
+""",
+    ),
+    ("0012_replay_log", _REPLAY_LOG),
 ]

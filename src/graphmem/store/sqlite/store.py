@@ -24,6 +24,7 @@ from .graph import GraphSqlMixin
 from .lifecycle import LifecycleSqlMixin
 from .memory import MemorySqlMixin
 from .migrations import MIGRATIONS, split_sql
+from .portable import PortableSqlMixin
 from .skills import SkillSqlMixin
 from .vectors import VectorSqlMixin
 from .wiki import WikiSqlMixin
@@ -32,7 +33,7 @@ __all__ = ["SqliteStore"]
 
 
 class SqliteStore(ConnectionMixin, LifecycleSqlMixin, EventSqlMixin, DocumentSqlMixin, GraphSqlMixin,
-                  EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin):
+                  EvidenceSqlMixin, VectorSqlMixin, WikiSqlMixin, SkillSqlMixin, MemorySqlMixin, PortableSqlMixin):
     """The :class:`~graphmem.store.protocols.Store` protocol over one SQLite file."""
 
     backend = "sqlite"
@@ -44,6 +45,8 @@ class SqliteStore(ConnectionMixin, LifecycleSqlMixin, EventSqlMixin, DocumentSql
         self._lock = threading.RLock()
         self._depth = 0
         self._hooks = []
+        self._event_buffer = []
+        self._next_event_id = 0
         self._tls = threading.local()
         self.read_only = read_only is not None
         self.read_only_reason = read_only or ""

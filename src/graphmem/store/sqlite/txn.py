@@ -75,6 +75,9 @@ class TransactionMixin:
     _tls: threading.local
     _depth: int
     _hooks: list[tuple[Callable[[], None] | None, Callable[[], None] | None, Callable[[], None] | None]]
+    _event_buffer: list[tuple[int, str, str, str, str | None, str]]
+    _next_event_id: int
+    _flush_events: Callable[[], None]  # EventSqlMixin's: writes the events buffered for COMMIT
 
     def on_commit(self, before: Callable[[], None] | None = None, undo: Callable[[], None] | None = None,
                   after: Callable[[], None] | None = None) -> None:
@@ -160,6 +163,7 @@ class TransactionMixin:
                 for before, _, _ in list(self._hooks):
                     if before is not None:
                         before()
+                self._flush_events()
                 self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._undo_hooks()
@@ -171,6 +175,7 @@ class TransactionMixin:
                 raise
             finally:
                 self._depth = 0
+                self._event_buffer = []  # written at COMMIT, or gone with the rollback
                 hooks, self._hooks = self._hooks, []
             for _, _, after in hooks:
                 if after is not None:
@@ -184,10 +189,14 @@ class TransactionMixin:
                 raise BackendError("savepoint() must be used inside transaction()")
             self.conn.execute("SAVEPOINT gm_unit")
             mark = len(self._hooks)
+            events_mark = len(self._event_buffer)
             try:
                 yield
             except BaseException:
                 self._undo_hooks(mark)  # what this unit tied to the commit goes with it
+                if len(self._event_buffer) > events_mark:  # and so do the events it appended
+                    self._next_event_id = self._event_buffer[events_mark][0]
+                    del self._event_buffer[events_mark:]
                 # A failure SQLite answered by rolling back the whole transaction has taken the
                 # savepoint with it; transaction() reports it.
                 if self.conn.in_transaction:

@@ -32,9 +32,12 @@ Config translation (everything else is a graphmem ``InvalidInput`` naming the ke
 - ``history_db_path`` and ``version`` are accepted and not needed (history is in the store).
 
 With an ``llm`` block ``add`` extracts facts (``infer=True``, ContextKit's default); without one
-it stores each message as said. Replay, change subscriptions and webhooks come with the change
-feed (issue 18): until then those names raise ``InvalidInput`` saying so, and
-``kb.events.list(after_id=...)`` reads the change log.
+it stores each message as said. The change log's names follow graphmem's change feed:
+``subscribe_context_graph_changes(cb, event_types=, from_event_id=)`` (ContextKit's event names, callbacks
+get a :class:`~.changes.ChangeEvent`), ``unsubscribe_context_graph_changes(token)``,
+``snapshot_context_graph(path)`` (a consistent copy), ``replay_context_graph(until=)`` (a read-only view as
+it was), ``context_graph.changelog`` (subscribe, add_sink, events, replay) and
+``graphmem.compat.contextkit.sinks.webhook.WebhookSink(url, secret=)``.
 """
 
 from __future__ import annotations
@@ -46,14 +49,12 @@ from typing import Any
 
 import graphmem
 
-from ..config import DEFAULTS
-from ..errors import InvalidInput, NotFound
-from ..kb import KnowledgeBase
+from ...config import DEFAULTS
+from ...errors import InvalidInput, NotFound
+from ...kb import KnowledgeBase
+from .changes import ChangeEvent, ChangeLog, replay, snapshot, subscribe
 
-__all__ = ["Memory", "ContextGraphView", "translate_config", "CHANGE_FEED_PENDING"]
-
-CHANGE_FEED_PENDING = "comes with the change feed (issue 18); until then read the change log with " \
-                      "kb.events.list(after_id=...) (CLI: graphmem events --after ID)"
+__all__ = ["Memory", "ContextGraphView", "ChangeEvent", "translate_config"]
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 _LOCAL_VECTOR_STORES = ("graphmem", "sqlite", "qdrant", "chroma", "faiss", "lancedb")
 _REMOTE_KEYS = ("host", "port", "url", "api_key", "uri", "connection_string", "cloud_id")
@@ -192,32 +193,12 @@ def _defaults() -> Mapping[str, Any]:
     return DEFAULTS["memory"]["context_graph"]
 
 
-def _pending(name: str) -> InvalidInput:
-    return InvalidInput(f"{name} {CHANGE_FEED_PENDING}")
-
-
-class _ChangeLogPending:
-    """Stands in for ContextKit's change log (``context_graph.changelog``) until the change feed."""
-
-    def subscribe(self, *args: Any, **kwargs: Any) -> Any:
-        raise _pending("context_graph.changelog.subscribe")
-
-    def unsubscribe(self, *args: Any, **kwargs: Any) -> Any:
-        raise _pending("context_graph.changelog.unsubscribe")
-
-    def add_sink(self, *args: Any, **kwargs: Any) -> Any:
-        raise _pending("context_graph.changelog.add_sink (webhooks, Kafka, SSE)")
-
-    def replay(self, *args: Any, **kwargs: Any) -> Any:
-        raise _pending("context_graph.changelog.replay")
-
-
 class ContextGraphView:
     """``Memory.context_graph``: the memory graph's counts and housekeeping."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self._kb = kb
-        self.changelog = _ChangeLogPending()
+        self.changelog = ChangeLog(kb)
 
     def stats(self) -> dict[str, int]:
         """``{nodes: live memories, nodes_total: with archived ones, edges}`` (as ContextKit's)."""
@@ -367,17 +348,27 @@ class Memory:
         if self._graph_enabled:
             self.kb.memory.reset_context_graph()
 
-    def replay_context_graph(self, *args: Any, **kwargs: Any) -> Any:
-        """Not yet: comes with the change feed (issue 18)."""
-        raise _pending("replay_context_graph")
+    # -- the change log -------------------------------------------------------------------------
 
-    def subscribe_context_graph_changes(self, *args: Any, **kwargs: Any) -> Any:
-        """Not yet: comes with the change feed (issue 18)."""
-        raise _pending("subscribe_context_graph_changes")
+    def snapshot_context_graph(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """A consistent copy of the knowledge base in the new folder ``path`` (``graphmem backup``)."""
+        return snapshot(self.kb, path)
 
-    def unsubscribe_context_graph_changes(self, *args: Any, **kwargs: Any) -> Any:
-        """Not yet: comes with the change feed (issue 18)."""
-        raise _pending("unsubscribe_context_graph_changes")
+    def replay_context_graph(self, until: Any = None) -> Any:
+        """A read-only view of the knowledge base as it was at ``until`` (an event id, a datetime or an ISO-8601
+        time): ``view.memory.get_all(...)``, ``view.search(...)``; close it when done."""
+        return replay(self.kb, until)
+
+    def subscribe_context_graph_changes(self, callback: Any, event_types: list[str] | None = None,
+                                        from_event_id: int | None = None) -> str:
+        """Call ``callback(ChangeEvent)`` for each change (ContextKit's event names, e.g. ``node_added``,
+        ``memory_feedback_recorded``) after ``from_event_id`` (None: new ones; 0: the whole log first), in
+        order, whichever process wrote it. Returns the token for :meth:`unsubscribe_context_graph_changes`."""
+        return subscribe(self.kb, callback, event_types, from_event_id)
+
+    def unsubscribe_context_graph_changes(self, token: str) -> bool:
+        """Stop a subscription; False if ``token`` names none."""
+        return self.kb.events.unsubscribe(token)
 
 
 def _scope(filters: Mapping[str, Any] | None, **given: str | None) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""ContextKit's change-log sinks (``graphmem.compat.contextkit.sinks.webhook.WebhookSink``)."""

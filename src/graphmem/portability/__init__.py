@@ -1,0 +1,10 @@
+"""Moving a knowledge base: the lossless JSONL export and its import, the graph in other tools' formats
+(GraphML, Cypher, neo4j-admin CSV, the MCP memory server's memory.jsonl), backup, restore and check."""
+
+from __future__ import annotations
+
+from .backup import backup, check, restore
+from .export import FORMATS, export
+from .jsonl import export_jsonl, import_jsonl
+
+__all__ = ["FORMATS", "export", "export_jsonl", "import_jsonl", "backup", "restore", "check"]

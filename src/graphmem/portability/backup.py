@@ -1,0 +1,113 @@
+"""Backup, restore and check of a knowledge base folder.
+
+A backup is a folder: ``graph.db`` taken with SQLite's online backup API (a consistent snapshot while other
+processes write: they are never blocked, and the copy holds exactly the commits before it started), the
+``wiki/`` files copied after it, and ``config.toml``. Wiki pages written between the two steps show up in
+``graphmem check`` on the backup as files without rows (``graphmem wiki sync`` indexes them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..context import Context
+from ..errors import Conflict, InvalidInput
+from ..wiki.files import TEMP_NAME, remove_stale_temps
+
+__all__ = ["backup", "restore", "check"]
+
+_WIKI_SKIP_DIRS = {"_index"}  # index shards are files graphmem writes from rows, not pages
+
+
+def _copy_wiki(src: Path, dst: Path) -> int:
+    copied = 0
+    for root, dirs, files in os.walk(src):  # os.walk does not follow symlinked folders
+        here = Path(root)
+        (dst / here.relative_to(src)).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            path = here / name
+            if path.is_symlink() or TEMP_NAME.match(name):
+                continue  # never follow a link out of the folder; a temp file is not part of the wiki
+            shutil.copy2(path, dst / path.relative_to(src))
+            copied += 1
+        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+    return copied
+
+
+def backup(ctx: Context, out: Path) -> dict[str, Any]:
+    """Write a backup of the knowledge base to the new folder ``out``."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InvalidInput(f"out: {out} exists and is not an empty folder; give a new folder for the backup")
+    if out.resolve().is_relative_to(ctx.home.resolve()):
+        raise InvalidInput(f"out: {out} is inside the knowledge base folder; put the backup elsewhere")
+    out.mkdir(parents=True, exist_ok=True)
+    ctx.store.backup_to(out / "graph.db")
+    files = _copy_wiki(ctx.home / "wiki", out / "wiki") if (ctx.home / "wiki").is_dir() else 0
+    if (ctx.home / "config.toml").is_file():
+        shutil.copy2(ctx.home / "config.toml", out / "config.toml")
+    return {"out": str(out), "graph_db_bytes": (out / "graph.db").stat().st_size, "wiki_files": files,
+            "last_event_id": ctx.store.last_event_id()}
+
+
+def restore(backup_dir: Path, home: Path, force: bool = False) -> dict[str, Any]:
+    """Copy a backup folder into ``home`` (refused over an existing knowledge base unless ``force``, which
+    moves the old one aside to ``<home>.before-restore``)."""
+    if not (backup_dir / "graph.db").is_file():
+        raise InvalidInput(f"backup: {backup_dir} has no graph.db; give a folder written by `graphmem backup`")
+    moved: str | None = None
+    if (home / "graph.db").exists():
+        if not force:
+            raise Conflict(f"{home} already holds a knowledge base; restore into a new folder, or pass --force "
+                           f"to move it aside to {home}.before-restore")
+        aside = home.with_name(home.name + ".before-restore")
+        if aside.exists():
+            raise Conflict(f"{aside} exists from an earlier restore; remove or rename it first")
+        home.rename(aside)
+        moved = str(aside)
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(backup_dir / "graph.db", home / "graph.db")
+    files = _copy_wiki(backup_dir / "wiki", home / "wiki") if (backup_dir / "wiki").is_dir() else 0
+    if (backup_dir / "config.toml").is_file():
+        shutil.copy2(backup_dir / "config.toml", home / "config.toml")
+    return {"home": str(home), "wiki_files": files, "moved_aside": moved}
+
+
+def _wiki_problems(ctx: Context, repair: bool) -> tuple[list[str], list[str]]:
+    wiki = ctx.home / "wiki"
+    rows = {r["path"] for _, r in ctx.store.dump_rows(["pages"])}
+    on_disk: set[str] = set()
+    temps: list[Path] = []
+    if wiki.is_dir():
+        for root, dirs, files in os.walk(wiki):
+            here = Path(root)
+            dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+            for name in files:
+                rel = (here / name).relative_to(wiki).as_posix()
+                if TEMP_NAME.match(name):
+                    temps.append(here / name)
+                elif rel.endswith(".md") and "/" in rel and rel.split("/", 1)[0] not in _WIKI_SKIP_DIRS:
+                    on_disk.add(rel)
+    problems = [f"page row {p} has no file (run `graphmem wiki sync`)" for p in sorted(rows - on_disk)]
+    problems += [f"page file {p} has no row (run `graphmem wiki sync`)" for p in sorted(on_disk - rows)]
+    temp_report = [f"temp file {t.relative_to(ctx.home).as_posix()}" for t in temps]
+    if repair and temps:
+        removed = remove_stale_temps(wiki, temps)
+        temp_report = [f"{line} (removed)" if t in removed else f"{line} (a live writer's: kept)"
+                       for line, t in zip(temp_report, temps)]
+    return problems, temp_report
+
+
+def check(ctx: Context, repair: bool = False) -> dict[str, Any]:
+    """Integrity of the file, full-text and vector indexes against their tables, evidence pointing at missing
+    chunks, wiki files against page rows, temp files left by killed writers. ``ok`` when nothing is found;
+    with ``repair``, the indexes are rebuilt, dangling rows dropped and stale temp files removed (what was
+    found is still reported)."""
+    if repair:
+        ctx.store.refuse_write()
+    found: dict[str, Any] = dict(ctx.store.check_store(repair=repair))
+    found["wiki"], found["temp_files"] = _wiki_problems(ctx, repair)
+    problems = sum(len(v) for v in found.values())
+    return {"ok": problems == 0, "problems": problems, "repaired": repair and problems > 0, **found}

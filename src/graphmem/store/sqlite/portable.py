@@ -1,0 +1,268 @@
+"""Dump, load, back up and check the SQLite store (the :class:`PortableStore` protocol)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...errors import BackendError, InvalidInput
+from .schema_memory import REPLAYED_TABLES
+from .sqlbase import SqlHelpers
+
+__all__ = ["PortableSqlMixin"]
+
+# Not dumped: SQLite's own tables, full-text indexes (rebuilt by triggers as rows load), counters the
+# triggers keep, the schema's own bookkeeping, and where each feed consumer got to (a deployment's state,
+# not knowledge; a backup keeps it), and the replay log (undo records, meaningful only in this file).
+_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log")
+_FTS_EXTERNAL = {"chunks_fts": "chunks", "node_names_fts": "node_names", "pages_fts": "pages", "skills_fts": "skills"}
+# memories_fts is contentless (content=''): it is refilled from memories with the scope column the
+# migration 0008 trigger computes.
+_MEMORIES_FTS_FILL = (
+    "INSERT INTO memories_fts (rowid, text, scope) SELECT rowid_, text, trim("
+    "coalesce('t' || lower(hex(m.tenant_id)), '') || ' ' || coalesce('u' || lower(hex(m.user_id)), '') || ' ' || "
+    "coalesce('a' || lower(hex(m.agent_id)), '') || ' ' || coalesce('r' || lower(hex(m.run_id)), '')) FROM memories m")
+# A vector whose item is gone: the item tables per item kind.
+_VECTOR_OWNERS = {"chunk": ("chunks", "chunk_id"), "entity": ("nodes", "id"), "memory": ("nodes", "id"),
+                  "skill": ("nodes", "id"), "relation": ("edges", "id")}
+
+
+def _encode(value: Any) -> Any:
+    return {"$b64": base64.b64encode(value).decode("ascii")} if isinstance(value, bytes) else value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"$b64"}:
+        return base64.b64decode(value["$b64"])
+    return value
+
+
+class PortableSqlMixin(SqlHelpers):
+    """Whole-store dump/load, online backup, consistency checks."""
+
+    path: Path
+    _lock: Any
+
+    def _connect_uri(self, uri: str) -> sqlite3.Connection:  # provided by ConnectionMixin
+        raise NotImplementedError
+
+    def _fts_tables(self) -> set[str]:
+        return {r[0] for r in self._rows("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE "
+                                         "'CREATE VIRTUAL TABLE%'")}
+
+    def dump_tables(self) -> list[str]:
+        """Content tables, parents before the tables that reference them."""
+        names = [r[0] for r in self._rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        fts = self._fts_tables()
+        keep = [n for n in names if not n.startswith(_DERIVED) and not any(n == f or n.startswith(f + "_")
+                                                                           for f in fts)]
+        parents = {n: {r["table"] for r in self._rows(f'PRAGMA foreign_key_list("{n}")')} - {n} for n in keep}
+        ordered: list[str] = []
+        while len(ordered) < len(keep):
+            ready = [n for n in keep if n not in ordered and parents[n] <= set(ordered)]
+            if not ready:  # a reference cycle: cannot happen with this schema, but never loop forever
+                ready = [n for n in keep if n not in ordered]
+            ordered += ready
+        return ordered
+
+    def dump_rows(self, tables: Sequence[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every row of ``tables`` from one read snapshot (its own read-only connection)."""
+        wanted = list(tables) if tables is not None else self.dump_tables()
+        known = set(self.dump_tables())
+        bad = [t for t in wanted if t not in known]
+        if bad:
+            raise InvalidInput(f"tables: {bad[0]!r} is not a dumpable table; use one of {sorted(known)}")
+        conn = self._connect_uri(f"{self.path.resolve().as_uri()}?mode=ro")
+        try:
+            conn.execute("BEGIN")  # one snapshot for every table
+            for table in wanted:
+                cur = conn.execute(f'SELECT * FROM "{table}"')
+                cols = [d[0] for d in cur.description]
+                for row in cur:
+                    yield table, {c: _encode(v) for c, v in zip(cols, row)}
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def load_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        """Insert dumped rows (inside a transaction); references are checked at COMMIT."""
+        known = {t: {r["name"] for r in self._rows(f'PRAGMA table_info("{t}")')} for t in self.dump_tables()}
+        self.conn.execute("PRAGMA defer_foreign_keys = ON")  # rows may come in any order; checked at COMMIT
+        counts: dict[str, int] = {}
+        for table, row in rows:
+            cols = known.get(table)
+            if cols is None:
+                raise InvalidInput(f"table: {table!r} is not a graphmem table; nothing was imported")
+            extra = [c for c in row if c not in cols]
+            if extra:
+                raise InvalidInput(f"{table}.{extra[0]}: no such column; the export comes from another schema; "
+                                   "nothing was imported")
+            names = list(row)
+            self.conn.execute(f'INSERT OR REPLACE INTO "{table}" ({",".join(f"{chr(34)}{c}{chr(34)}" for c in names)}) '
+                              f"VALUES ({','.join('?' * len(names))})", [_decode(row[c]) for c in names])
+            counts[table] = counts.get(table, 0) + 1
+        return counts
+
+    def backup_to(self, path: Path) -> None:
+        """SQLite's online backup API: a page-level copy under one read snapshot, so writers in other
+        processes go on and the copy holds exactly the commits before it started."""
+        if path.exists():
+            raise InvalidInput(f"backup: {path} exists; give a new file name")
+        target = sqlite3.connect(str(path))
+        try:
+            with self._lock:  # not in the middle of this process's own write transaction
+                self.conn.backup(target)
+            target.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+        except sqlite3.Error as exc:
+            target.close()
+            path.unlink(missing_ok=True)
+            raise BackendError(f"backup to {path} failed: {exc}; nothing was written") from None
+        target.close()
+
+    def check_store(self, repair: bool = False) -> dict[str, list[str]]:
+        """Problems by check (``integrity``, ``fts``, ``vectors``, ``evidence``); with ``repair``, fixed."""
+        found: dict[str, list[str]] = {"integrity": [], "fts": [], "vectors": [], "evidence": []}
+        found["integrity"] = [str(r[0]) for r in self._rows("PRAGMA integrity_check") if r[0] != "ok"]
+        found["integrity"] += [f"foreign key: {r[0]} row {r[1]} references a missing {r[2]} row"
+                               for r in self._rows("PRAGMA foreign_key_check")]
+        for fts, table in _FTS_EXTERNAL.items():
+            if getattr(self, "read_only", False):
+                # FTS5's integrity-check is an INSERT, refused on a read-only file: compare row counts instead
+                indexed = self.conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
+                rows = self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                if indexed != rows:
+                    found["fts"].append(f"{fts}: {indexed} rows indexed for {rows} in {table}")
+                continue
+            try:
+                self.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                found["fts"].append(f"{fts}: out of step with {table} ({exc})")
+        indexed = self.conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
+        stored = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        if indexed != stored:
+            found["fts"].append(f"memories_fts: {indexed} rows indexed for {stored} memories")
+        for kind, (table, col) in _VECTOR_OWNERS.items():
+            n = self.conn.execute(f"SELECT count(*) FROM vectors v WHERE v.item_kind = ? AND NOT EXISTS "
+                                  f"(SELECT 1 FROM {table} t WHERE t.{col} = v.item_id)", (kind,)).fetchone()[0]
+            if n:
+                found["vectors"].append(f"{n} {kind} vectors of {kind}s that are gone")
+        n = self.conn.execute("SELECT count(*) FROM provenance p WHERE p.chunk_id IS NOT NULL AND NOT EXISTS "
+                              "(SELECT 1 FROM chunks c WHERE c.chunk_id = p.chunk_id)").fetchone()[0]
+        if n:
+            found["evidence"].append(f"{n} evidence records point at missing chunks")
+        n = self.conn.execute("SELECT count(*) FROM page_sources s WHERE NOT EXISTS "
+                              "(SELECT 1 FROM documents d WHERE d.doc_id = s.doc_id)").fetchone()[0]
+        if n:
+            found["evidence"].append(f"{n} page sources name missing documents")
+        if repair and any(found[k] for k in ("fts", "vectors", "evidence")):
+            self._repair(found)
+        return found
+
+    def _repair(self, found: dict[str, list[str]]) -> None:
+        with self.transaction():  # type: ignore[attr-defined]  # TransactionMixin, mixed in by SqliteStore
+            if found["fts"]:
+                for fts in _FTS_EXTERNAL:
+                    self.conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+                self.conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
+                self.conn.execute(_MEMORIES_FTS_FILL)
+            for kind, (table, col) in _VECTOR_OWNERS.items():
+                self.conn.execute(f"DELETE FROM vectors WHERE item_kind = ? AND NOT EXISTS "
+                                  f"(SELECT 1 FROM {table} t WHERE t.{col} = vectors.item_id)", (kind,))
+            self.conn.execute("DELETE FROM provenance WHERE chunk_id IS NOT NULL AND NOT EXISTS "
+                              "(SELECT 1 FROM chunks c WHERE c.chunk_id = provenance.chunk_id)")
+            self.conn.execute("DELETE FROM page_sources WHERE NOT EXISTS "
+                              "(SELECT 1 FROM documents d WHERE d.doc_id = page_sources.doc_id)")
+
+    def replay_to(self, path: Path, event_id: int) -> dict[str, int]:
+        """A copy of the database as it was at ``event_id`` (undoing the replay log backwards)."""
+        if not isinstance(event_id, int) or event_id < 0:
+            raise InvalidInput(f"until: expected an event id >= 0, got {event_id!r}")
+        last = self.conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0
+        if event_id > last:
+            raise InvalidInput(f"until: event {event_id} does not exist yet (the last is {last})")
+        started = self.get_meta("replay.since_event")  # type: ignore[attr-defined]  # LifecycleSqlMixin
+        if started is not None and event_id < int(started):
+            raise InvalidInput(f"until: the replay log of this knowledge base starts after event {started} (it "
+                               "was created by an older graphmem); replay to a later point")
+        self.backup_to(path)
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for table in REPLAYED_TABLES:  # undoing must not log itself
+                for op in "iud":
+                    conn.execute(f"DROP TRIGGER IF EXISTS replay_{table}_{op}")
+            undone = 0
+            start = _first_seq_at(conn, event_id)
+            for table, op, rid, old in conn.execute("SELECT tbl, op, rid, old FROM replay_log WHERE seq >= ? "
+                                                    "ORDER BY seq DESC", (start,)).fetchall():
+                if op == "I":
+                    conn.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rid,))
+                else:
+                    row = json.loads(old)
+                    cols = [c for c in row if c != "rowid"]
+                    if op == "U":
+                        conn.execute(f'UPDATE "{table}" SET {", ".join(f"{_q(c)} = ?" for c in cols)} WHERE rowid = ?',
+                                     [row[c] for c in cols] + [rid])
+                    else:
+                        conn.execute(f'INSERT OR REPLACE INTO "{table}" (rowid, {", ".join(_q(c) for c in cols)}) '
+                                     f"VALUES (?, {', '.join('?' * len(cols))})", [rid] + [row[c] for c in cols])
+                undone += 1
+            conn.execute("DELETE FROM replay_log WHERE seq >= ?", (start,))
+            conn.execute("DELETE FROM events WHERE id > ?", (event_id,))
+            orphans = _drop_orphans(conn)
+            kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.close()
+            path.unlink(missing_ok=True)
+            raise BackendError(f"replay to event {event_id} failed: {exc}; nothing was written") from None
+        conn.close()
+        return {"undone": undone, "orphans": orphans, "events": kept}
+
+
+def _q(col: str) -> str:
+    return '"' + col.replace('"', '""') + '"'
+
+
+def _first_seq_at(conn: sqlite3.Connection, event_id: int) -> int:
+    """The first replay-log seq whose ``ev`` is at least ``event_id`` (past the end: one more than the last).
+    ``ev`` never decreases along ``seq``, so a binary search over the primary key finds it in O(log n)."""
+    lo, hi = conn.execute("SELECT coalesce(min(seq), 1), coalesce(max(seq), 0) + 1 FROM replay_log").fetchone()
+    while lo < hi:
+        mid = (lo + hi) // 2
+        row = conn.execute("SELECT seq, ev FROM replay_log WHERE seq >= ? ORDER BY seq LIMIT 1", (mid,)).fetchone()
+        if row is None or row[1] >= event_id:
+            hi = mid
+        else:
+            lo = row[0] + 1
+    return lo
+
+
+def _drop_orphans(conn: sqlite3.Connection) -> int:
+    """Delete rows whose foreign key points at a row that is gone (what an undone insert leaves behind:
+    mentions of an entity, chunks of a document version), until none is left; returns how many."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    checks: list[str] = []
+    for table in tables:
+        fks: dict[int, list[tuple[str, str, str]]] = {}
+        for fk in conn.execute(f"PRAGMA foreign_key_list({_q(table)})"):
+            fks.setdefault(fk[0], []).append((fk[2], fk[3], fk[4]))  # parent table, child col, parent col
+        for cols in fks.values():
+            parent = cols[0][0]
+            match = " AND ".join(f"p.{_q(pc)} = c.{_q(cc)}" for _, cc, pc in cols)
+            present = " AND ".join(f"c.{_q(cc)} IS NOT NULL" for _, cc, _ in cols)
+            checks.append(f"DELETE FROM {_q(table)} AS c WHERE {present} AND NOT EXISTS "
+                          f"(SELECT 1 FROM {_q(parent)} AS p WHERE {match})")
+    removed = 0
+    while True:
+        before = conn.total_changes
+        for sql in checks:
+            conn.execute(sql)
+        step = conn.total_changes - before
+        if not step:
+            return removed
+        removed += step
