@@ -101,8 +101,9 @@ def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mcp
     claude_skill.mkdir(parents=True)
     (claude_skill / "SKILL.md").write_text("---\nname: changelog-check\ndescription: Check a changelog entry "
                                            "against the merged pull requests.\n---\n\nCompare them.\n")
+    (tmp / "extra-root").mkdir()  # a folder ingest_path may read besides the working folder
     args = ["-m", "graphmem", "mcp", "--home", str(home), "--skills-dir", str(OWN_SKILL),
-            "--skills-dir", str(skills_root(tmp))]
+            "--skills-dir", str(skills_root(tmp)), "--ingest-root", str(tmp / "extra-root")]
     if SHARED_COLLECTION.is_dir():
         args += ["--skills-dir", str(SHARED_COLLECTION)]
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(tmp),

@@ -52,16 +52,19 @@ def _instructions() -> str:
 
 
 def build_server(kb: KnowledgeBase, skills_dirs: Sequence[str | os.PathLike[str]] = (),
-                 project_dir: str | os.PathLike[str] | None = None) -> tuple[MCPServer[Any], Registry]:
-    """The MCP server over ``kb`` (not yet running) and its registry."""
+                 project_dir: str | os.PathLike[str] | None = None,
+                 ingest_roots: Sequence[str | os.PathLike[str]] = ()) -> tuple[MCPServer[Any], Registry]:
+    """The MCP server over ``kb`` (not yet running) and its registry. ``ingest_path`` reads only
+    below ``project_dir`` (default: the working folder) and ``ingest_roots``."""
     bus = InMemorySubscriptionBus()
     server: MCPServer[Any] = MCPServer("graphmem", title="graphmem", version=__version__,
                                        instructions=_instructions(), subscriptions=bus,
                                        log_level="WARNING")
     reg = Registry(server, kb, bus)
     register_memory_tools(reg)
-    register_graphmem_tools(reg)
-    catalog = SkillsCatalog(kb, skills_dirs, Path(project_dir) if project_dir else Path.cwd())
+    project = Path(project_dir) if project_dir else Path.cwd()
+    register_graphmem_tools(reg, [project, *map(Path, ingest_roots)])
+    catalog = SkillsCatalog(kb, skills_dirs, project)
     register_skills_tools(reg, catalog)
     _register_resources(reg)
     return server, reg
