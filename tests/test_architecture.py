@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Pure data and pure functions over it: no store, no I/O beyond reading a file they are handed.
     ("model", ("graphmem.models", "graphmem.errors", "graphmem.config", "graphmem.config_sections",
                "graphmem.text", "graphmem.ontology", "graphmem.extraction", "graphmem.validate",
-               "graphmem.frontmatter", "graphmem.trust", "graphmem.openai_http")),
+               "graphmem.frontmatter", "graphmem.trust", "graphmem.openai_http", "graphmem.netguard")),
     ("store", ("graphmem.store",)),
     ("context", ("graphmem.context",)),
     ("engine", ("graphmem.ingest", "graphmem.retrieval", "graphmem.embeddings", "graphmem.wiki", "graphmem.feed",

@@ -12,8 +12,8 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ SHARED_SKILLS = Path(os.environ.get("GRAPHMEM_TEST_SKILLS") or REPO.parent / "sh
 SHARED_COLLECTION = SHARED_SKILLS / "anthropics-skills"
 
 __all__ = ["McpSession", "server_env", "free_port", "SHARED_COLLECTION", "OWN_SKILL", "REPO", "skills_root",
-           "stdio_server", "http_server", "open_session"]
+           "stdio_server", "http_server", "running_http_server", "open_session"]
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -101,8 +101,9 @@ def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mcp
     claude_skill.mkdir(parents=True)
     (claude_skill / "SKILL.md").write_text("---\nname: changelog-check\ndescription: Check a changelog entry "
                                            "against the merged pull requests.\n---\n\nCompare them.\n")
+    (tmp / "extra-root").mkdir()  # a folder ingest_path may read besides the working folder
     args = ["-m", "graphmem", "mcp", "--home", str(home), "--skills-dir", str(OWN_SKILL),
-            "--skills-dir", str(skills_root(tmp))]
+            "--skills-dir", str(skills_root(tmp)), "--ingest-root", str(tmp / "extra-root")]
     if SHARED_COLLECTION.is_dir():
         args += ["--skills-dir", str(SHARED_COLLECTION)]
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(tmp),
@@ -115,16 +116,25 @@ def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mcp
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """`graphmem mcp --transport http` on 127.0.0.1 with a token (a real process)."""
     tmp = tmp_path_factory.mktemp("mcp-http")
-    port, token = free_port(), "s3cret-token"
-    log = (tmp / "server.log").open("w+")  # a file, not a pipe: nobody reads it while the tests run
     skills = ["--skills-dir", str(SHARED_COLLECTION)] if SHARED_COLLECTION.is_dir() else []
+    with running_http_server(tmp, "s3cret-token", skills) as server:
+        yield server
+
+
+@contextmanager
+def running_http_server(tmp: Path, token: str | None, extra: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+    """A `graphmem mcp --transport http` process on 127.0.0.1 (working folder ``tmp``) until the block ends."""
+    port = free_port()
+    log = (tmp / "server.log").open("w+")  # a file, not a pipe: nobody reads it while the tests run
+    auth = ["--token", token] if token is not None else []
     proc = subprocess.Popen(
         [sys.executable, "-m", "graphmem", "mcp", "--home", str(tmp / "kb"), "--transport", "http", "--host",
-         "127.0.0.1", "--port", str(port), "--token", token, *skills],
+         "127.0.0.1", "--port", str(port), *auth, *extra],
         env=server_env(), cwd=str(tmp), stdout=log, stderr=log, text=True)
     try:
         _wait_for_port(proc, port, tmp / "server.log")
-        yield {"url": f"http://127.0.0.1:{port}/mcp", "token": token, "proc": proc, "home": tmp / "kb"}
+        yield {"url": f"http://127.0.0.1:{port}/mcp", "port": port, "token": token, "proc": proc,
+               "home": tmp / "kb"}
     finally:
         proc.terminate()
         try:

@@ -47,7 +47,9 @@ class _transport:
 
 
 def _post(url: str, headers: dict[str, str]) -> int:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
+    """The status of an initialize POST (a ``Host`` in ``headers`` replaces urllib's own)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
     req = urllib.request.Request(url, data=body, method="POST", headers={
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
     try:
@@ -111,3 +113,18 @@ def test_non_loopback_host_needs_a_token(tmp_path: Any) -> None:
                        env=server_env(), timeout=60)
     assert p.returncode == 1 and "--host 0.0.0.0" in p.stderr and "token" in p.stderr
     assert not (tmp_path / "kb").exists()  # refused before anything was created
+
+
+def test_a_token_server_answers_a_client_that_names_it_by_another_host(http_server: dict[str, Any]) -> None:  # noqa: F811
+    # A remote client names the server by its LAN address; with a token the token is the protection.
+    auth = {"Authorization": f"Bearer {http_server['token']}"}
+    assert _post(http_server["url"], {**auth, "Host": f"192.168.1.20:{http_server['port']}"}) == 200
+    assert _post(http_server["url"], {"Host": f"192.168.1.20:{http_server['port']}"}) == 401
+
+
+def test_blank_token_is_refused(tmp_path: Any) -> None:
+    p = subprocess.run([sys.executable, "-m", "graphmem", "mcp", "--home", str(tmp_path / "kb"), "--transport",
+                        "http", "--host", "0.0.0.0", "--port", "9", "--token", "   "], capture_output=True, text=True,
+                       env=server_env(), timeout=60)
+    assert p.returncode == 1 and "--token" in p.stderr and "empty" in p.stderr
+    assert not (tmp_path / "kb").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import graphmem
-from graphmem.errors import InvalidInput
+from graphmem.errors import BackendError, InvalidInput
 from graphmem.mcp import memory_graph
 from graphmem.mcp.memory_graph import MemoryGraph
 
@@ -45,3 +45,41 @@ def test_bad_arguments_name_the_field_and_write_nothing(kb: graphmem.KnowledgeBa
     with pytest.raises(InvalidInput, match=r"observations\[0\]\.contents\[1\]"):
         graph.add_observations([{"entityName": "ok", "contents": ["a", ""]}])
     assert kb.graph.list() == [] and kb.events.list() == []
+
+
+def _fail_provenance(kb: graphmem.KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the observations document's write fail (after the entity was written in the same call)."""
+    def refuse(*_a: object, **_k: object) -> None:
+        raise BackendError("disk I/O error (injected by the test)")
+    monkeypatch.setattr(kb.store, "insert_provenance", refuse)
+
+
+def test_a_failed_create_entities_leaves_nothing_and_a_retry_repairs(kb: graphmem.KnowledgeBase,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = MemoryGraph(kb)
+    with monkeypatch.context() as m:
+        _fail_provenance(kb, m)
+        with pytest.raises(BackendError):
+            graph.create_entities([{"name": "Ada", "entityType": "person", "observations": ["wrote notes"]}])
+    assert kb.graph.find("Ada") is None  # no entity without its observations
+    assert kb.documents.list() == []
+    created = graph.create_entities([{"name": "Ada", "entityType": "person", "observations": ["wrote notes"]}])
+    assert [(e["name"], e["observations"]) for e in created] == [("Ada", ["wrote notes"])]
+    assert graph.open_nodes(["Ada"])["entities"][0]["observations"] == ["wrote notes"]
+
+
+def test_a_failed_delete_entities_keeps_the_entity_with_its_observations(kb: graphmem.KnowledgeBase,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = MemoryGraph(kb)
+    graph.create_entities([{"name": "Bo", "entityType": "person", "observations": ["drives the van"]}])
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise BackendError("disk I/O error (injected by the test)")
+
+    with monkeypatch.context() as m:
+        m.setattr(kb.store, "delete_node", refuse)
+        with pytest.raises(BackendError):
+            graph.delete_entities(["Bo"])
+    assert graph.open_nodes(["Bo"])["entities"][0]["observations"] == ["drives the van"]
+    graph.delete_entities(["Bo"])
+    assert graph.open_nodes(["Bo"])["entities"] == [] and kb.documents.list() == []

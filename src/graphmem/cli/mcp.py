@@ -30,10 +30,14 @@ __all__ = ["mcp"]
 @click.option("--skills-dir", "skills_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="A folder of skills to offer (repeatable; .agents/skills and .claude/skills of the current "
                    "folder are offered too, and $GRAPHMEM_SKILLS_DIRS).")
+@click.option("--ingest-root", "ingest_roots", multiple=True,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A folder ingest_path may read besides the working folder (repeatable); nothing else on "
+                   "this machine is readable through the server.")
 @click.pass_context
 @handle_errors
 def mcp(ctx: click.Context, transport: str, host: str, port: int, token: str | None,
-        skills_dirs: tuple[Path, ...]) -> None:
+        skills_dirs: tuple[Path, ...], ingest_roots: tuple[Path, ...]) -> None:
     """Serve the knowledge base over MCP (stdio by default); `graphmem mcp install` configures a client."""
     if ctx.invoked_subcommand is not None:
         return
@@ -46,7 +50,7 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, token: str | N
         check_http_host(host, token)  # before opening anything
     kb = kb_module.open(ctx.obj["home"], create=True, read_only=True if ctx.obj.get("read_only") else None)
     try:
-        server, _reg = build_server(kb, skills_dirs)
+        server, _reg = build_server(kb, skills_dirs, ingest_roots=ingest_roots)
         if transport == "stdio":
             server.run("stdio")
         else:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
@@ -35,6 +36,13 @@ class Graph:
 
     def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One transaction around several writes (e.g. an entity and its observations document):
+        if anything inside fails, none of them is kept. The writes inside join it."""
+        with self._kb.store.transaction():
+            yield
 
     # -- lookup -----------------------------------------------------------------------------
 

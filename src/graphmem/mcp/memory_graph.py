@@ -163,18 +163,19 @@ class MemoryGraph:
             specs.append((name.strip(), etype.strip(), obs))
         created: list[dict[str, Any]] = []
         seen: set[str] = set()
-        for name, etype, obs in specs:
-            key = name.casefold()
-            if key in seen or self._find(name) is not None:
-                continue
-            seen.add(key)
-            node_id = self._kb.graph.add_node(name, etype, properties={"entityType": etype})
-            node = self._require_id(node_id)
-            now = self._kb.now()
-            observations = [{"text": t, "at": now} for t in dict.fromkeys(obs)]
-            if observations:
-                self._write_observations(node, observations)
-            created.append(self._entity_out(node, observations))
+        with self._kb.graph.atomic():  # an entity never without its observations, a failed call writes nothing
+            for name, etype, obs in specs:
+                key = name.casefold()
+                if key in seen or self._find(name) is not None:
+                    continue
+                seen.add(key)
+                node_id = self._kb.graph.add_node(name, etype, properties={"entityType": etype})
+                node = self._require_id(node_id)
+                now = self._kb.now()
+                observations = [{"text": t, "at": now} for t in dict.fromkeys(obs)]
+                if observations:
+                    self._write_observations(node, observations)
+                created.append(self._entity_out(node, observations))
         return created
 
     def _require_id(self, node_id: str) -> Node:
@@ -213,14 +214,15 @@ class MemoryGraph:
         """Create the relations that are new (duplicates are skipped); returns the created ones."""
         checked = self._check_relations(relations, must_exist=True)
         created = []
-        for _src, _dst, rtype, a, b in checked:
-            assert a is not None and b is not None
-            if self._existing_edge(a, b, rtype) is not None:
-                continue
-            swapped = self._kb.config.ontology.normalize_relation(rtype).swapped
-            edge_id = self._kb.graph.add_edge(a.id, b.id, rtype, 1.0,
-                                              properties={"relationType": rtype.strip(), "swapped": swapped})
-            created.append({"from": a.name, "to": b.name, "relationType": rtype.strip(), "id": edge_id})
+        with self._kb.graph.atomic():
+            for _src, _dst, rtype, a, b in checked:
+                assert a is not None and b is not None
+                if self._existing_edge(a, b, rtype) is not None:
+                    continue
+                swapped = self._kb.config.ontology.normalize_relation(rtype).swapped
+                edge_id = self._kb.graph.add_edge(a.id, b.id, rtype, 1.0,
+                                                  properties={"relationType": rtype.strip(), "swapped": swapped})
+                created.append({"from": a.name, "to": b.name, "relationType": rtype.strip(), "id": edge_id})
         return created
 
     def add_observations(self, observations: Any) -> list[dict[str, Any]]:
@@ -238,47 +240,53 @@ class MemoryGraph:
                                "with create_entities first (nothing was written)")
             plan.append((name, node, contents))
         results = []
-        for name, node, contents in plan:
-            current = self._observations(node)
-            have = {o["text"] for o in current}
-            now = self._kb.now()
-            added = [t for t in dict.fromkeys(contents) if t not in have]
-            if added:
-                self._write_observations(node, current + [{"text": t, "at": now} for t in added])
-            results.append({"entityName": name, "addedObservations": added})
+        with self._kb.graph.atomic():
+            for name, node, contents in plan:
+                current = self._observations(node)
+                have = {o["text"] for o in current}
+                now = self._kb.now()
+                added = [t for t in dict.fromkeys(contents) if t not in have]
+                if added:
+                    self._write_observations(node, current + [{"text": t, "at": now} for t in added])
+                results.append({"entityName": name, "addedObservations": added})
         return results
 
     def delete_entities(self, entity_names: Any) -> None:
         """Delete entities with their relations and observations (unknown names are ignored)."""
-        for name in _texts(entity_names, "entityNames"):
-            node = self._find(name)
-            if node is None:
-                continue
-            self._write_observations(node, [])
-            self._kb.graph.delete_node(node.id)
+        names = _texts(entity_names, "entityNames")
+        with self._kb.graph.atomic():  # the observations go with the entity or not at all
+            for name in names:
+                node = self._find(name)
+                if node is None:
+                    continue
+                self._write_observations(node, [])
+                self._kb.graph.delete_node(node.id)
 
     def delete_observations(self, deletions: Any) -> None:
         """Remove the given observations (unknown entities and observations are ignored)."""
         items = _items(deletions, "deletions")
         plan = [(_text(d.get("entityName"), f"deletions[{i}].entityName"),
                  set(_texts(d.get("observations", []), f"deletions[{i}].observations"))) for i, d in enumerate(items)]
-        for name, gone in plan:
-            node = self._find(name)
-            if node is None:
-                continue
-            current = self._observations(node)
-            kept = [o for o in current if o["text"] not in gone]
-            if len(kept) != len(current):
-                self._write_observations(node, kept)
+        with self._kb.graph.atomic():
+            for name, gone in plan:
+                node = self._find(name)
+                if node is None:
+                    continue
+                current = self._observations(node)
+                kept = [o for o in current if o["text"] not in gone]
+                if len(kept) != len(current):
+                    self._write_observations(node, kept)
 
     def delete_relations(self, relations: Any) -> None:
         """Remove the given relations (unknown ones are ignored)."""
-        for _src, _dst, rtype, a, b in self._check_relations(relations, must_exist=False):
-            if a is None or b is None:
-                continue
-            edge_id = self._existing_edge(a, b, rtype)
-            if edge_id is not None:
-                self._kb.graph.delete_edge(edge_id)
+        checked = self._check_relations(relations, must_exist=False)
+        with self._kb.graph.atomic():
+            for _src, _dst, rtype, a, b in checked:
+                if a is None or b is None:
+                    continue
+                edge_id = self._existing_edge(a, b, rtype)
+                if edge_id is not None:
+                    self._kb.graph.delete_edge(edge_id)
 
     def read_graph(self) -> dict[str, Any]:
         """Every entity (up to MAX_GRAPH_ENTITIES) and every relation between them."""

@@ -120,6 +120,12 @@ class Registry:
                 return fn(*args, **kwargs)
         except GraphmemError as exc:
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        except (ValueError, OverflowError) as exc:
+            # An argument the schema let through but the library or SQLite cannot take (a number
+            # beyond 64 bits, a NUL in a path): a readable tool error, not a bare "Error executing tool".
+            named = ", ".join(kwargs) or "the arguments"
+            raise ToolError(f"InvalidInput: {getattr(fn, '__name__', 'tool')}: {named}: a value was refused "
+                            f"({type(exc).__name__}: {exc}); check it and call again") from None
 
     def tool(self, *, title: str, read_only: bool, destructive: bool = False, idempotent: bool = False,
              name: str | None = None) -> Callable[[F], F]:

@@ -12,8 +12,6 @@ Over HTTP a non-loopback host is refused unless a token is given (``--token`` or
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +24,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.transport_security import TransportSecuritySettings
 
 from .. import __version__
-from ..errors import GraphmemError, InvalidInput, NotFound
+from ..errors import GraphmemError, NotFound
+from ..netguard import bearer_ok, check_bind
 from .registry import INDEX_URI, LOG_URI, Registry
 from .tools_graphmem import register_graphmem_tools
 from .tools_memory import register_memory_tools
@@ -35,7 +34,7 @@ from .tools_skills import SkillsCatalog, register_skills_tools
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
-__all__ = ["build_server", "check_http_host", "serve_http", "INSTRUCTIONS"]
+__all__ = ["build_server", "check_http_host", "serve_http", "transport_security", "BearerAuth", "INSTRUCTIONS"]
 
 INSTRUCTIONS = """graphmem: a knowledge base with evidence (documents, a knowledge graph, a wiki, memories, skills).
 Workflow: 1) look in the wiki first (wiki_search, then wiki_read_page or the graphmem://wiki/{slug} resource);
@@ -53,16 +52,19 @@ def _instructions() -> str:
 
 
 def build_server(kb: KnowledgeBase, skills_dirs: Sequence[str | os.PathLike[str]] = (),
-                 project_dir: str | os.PathLike[str] | None = None) -> tuple[MCPServer[Any], Registry]:
-    """The MCP server over ``kb`` (not yet running) and its registry."""
+                 project_dir: str | os.PathLike[str] | None = None,
+                 ingest_roots: Sequence[str | os.PathLike[str]] = ()) -> tuple[MCPServer[Any], Registry]:
+    """The MCP server over ``kb`` (not yet running) and its registry. ``ingest_path`` reads only
+    below ``project_dir`` (default: the working folder) and ``ingest_roots``."""
     bus = InMemorySubscriptionBus()
     server: MCPServer[Any] = MCPServer("graphmem", title="graphmem", version=__version__,
                                        instructions=_instructions(), subscriptions=bus,
                                        log_level="WARNING")
     reg = Registry(server, kb, bus)
     register_memory_tools(reg)
-    register_graphmem_tools(reg)
-    catalog = SkillsCatalog(kb, skills_dirs, Path(project_dir) if project_dir else Path.cwd())
+    project = Path(project_dir) if project_dir else Path.cwd()
+    register_graphmem_tools(reg, [project, *map(Path, ingest_roots)])
+    catalog = SkillsCatalog(kb, skills_dirs, project)
     register_skills_tools(reg, catalog)
     _register_resources(reg)
     return server, reg
@@ -113,21 +115,10 @@ def _register_resources(reg: Registry) -> None:
 # -- HTTP ------------------------------------------------------------------------------------------
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_http_host(host: str, token: str | None) -> None:
-    """Refuse to listen beyond this machine without a token."""
-    if not _is_loopback(host) and not token:
-        raise InvalidInput(f"--host {host} is reachable from other machines: give a token (--token or "
-                           "GRAPHMEM_TOKEN) that clients must send as 'Authorization: Bearer <token>', or "
-                           "listen on 127.0.0.1")
+    """Refuse to listen beyond this machine without a token, and refuse a blank token (the same
+    rules as ``graphmem serve``: :func:`graphmem.netguard.check_bind`)."""
+    check_bind(host, token)
 
 
 class BearerAuth:
@@ -136,7 +127,7 @@ class BearerAuth:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.token = token.encode()
+        self.token = token
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -144,8 +135,7 @@ class BearerAuth:
             for key, value in scope.get("headers", []):
                 if key == b"authorization":
                     given = value
-            scheme, _, secret = given.partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(secret.strip(), self.token):
+            if not bearer_ok(given, self.token):
                 body = b'{"error": "missing or wrong bearer token: send Authorization: Bearer <token>"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
@@ -154,15 +144,27 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+def transport_security(host: str, token: str | None) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding check. With a token, the token is the protection: a remote client
+    reaches the server under whatever name or address it uses (a LAN address, a proxy's name), so
+    the Host check is off. Without a token the server is loopback-only and only loopback Host and
+    Origin values are accepted (a web page cannot rebind a name onto it)."""
+    if token:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = ["127.0.0.1", "localhost", "[::1]"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for name in hosts for h in (name, f"{name}:*")],
+        allowed_origins=[f"http://{name}{port}" for name in hosts for port in ("", ":*")],
+    )
+
+
 def serve_http(server: MCPServer[Any], host: str, port: int, token: str | None) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until interrupted."""
     import uvicorn
 
     check_http_host(host, token)
-    security = None
-    if not _is_loopback(host):  # the SDK's default allow-list is localhost only
-        security = TransportSecuritySettings(allowed_hosts=[host, f"{host}:{port}"], allowed_origins=[])
-    app: Any = server.streamable_http_app(host=host, transport_security=security)
+    app: Any = server.streamable_http_app(host=host, transport_security=transport_security(host, token))
     if token:
         app = BearerAuth(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")

@@ -7,13 +7,18 @@ cite, and file valuable answers back as pages.
 
 # No `from __future__ import annotations`: the SDK reads these signatures at runtime.
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import InvalidInput
 from .registry import Registry, plain
 
-__all__ = ["register_graphmem_tools"]
+__all__ = ["register_graphmem_tools", "confined_paths", "MAX_EVENT_ID"]
+
+MAX_EVENT_ID = 2**62  # ids are SQLite integers (64-bit signed); a larger one cannot be compared
 
 Kind = Literal["chunk", "entity", "document", "page"]
 Strategy = Literal["ppr", "bfs", "none"]
@@ -98,9 +103,30 @@ class Items(Open):
     results: list[dict[str, Any]]
 
 
-def register_graphmem_tools(reg: Registry) -> None:
-    """Add graphmem's tools to ``reg``'s server."""
+def confined_paths(paths: Sequence[str], roots: Sequence[Path]) -> list[str]:
+    """``paths`` resolved (a relative one against the first root, the working folder), each of which
+    must lie inside one of ``roots`` after following links: over MCP, and over HTTP for anyone with
+    the token, ingest_path must not read arbitrary files of the server's machine. Checked for all
+    before anything is read."""
+    bases = [r.resolve() for r in roots]
+    out = []
+    for i, raw in enumerate(paths):
+        if not raw.strip() or "\x00" in raw:
+            raise InvalidInput(f"paths[{i}]: {raw!r} is empty or contains a NUL character; give a file or folder")
+        target = (bases[0] / raw).resolve()
+        if not any(target.is_relative_to(b) for b in bases):
+            listed = ", ".join(str(b) for b in bases)
+            raise InvalidInput(f"paths[{i}]: '{raw}' is outside the folders this server may read ({listed}); "
+                               "move it there or start the server with --ingest-root DIR (nothing was ingested)")
+        out.append(str(target))
+    return out
+
+
+def register_graphmem_tools(reg: Registry, ingest_roots: Sequence[Path] = ()) -> None:
+    """Add graphmem's tools to ``reg``'s server; ``ingest_path`` reads only below ``ingest_roots``
+    (the first one is the working folder; none given: the current folder)."""
     kb = reg.kb
+    roots = list(ingest_roots) or [Path.cwd()]
 
     # -- adding knowledge --------------------------------------------------------------------
 
@@ -129,8 +155,10 @@ def register_graphmem_tools(reg: Registry) -> None:
         glob: Annotated[str | None, Field(description="Only files matching this pattern, e.g. *.md")] = None,
     ) -> Open:
         """Ingest files and folders with the configured extractor (offline rules by default);
-        unchanged files are skipped. Returns the counts (added, unchanged, new_versions, skipped)."""
-        return Open.model_validate(plain(kb.ingest_paths(paths, glob=glob)))
+        unchanged files are skipped. Only files below the server's working folder and its
+        --ingest-root folders can be read (relative paths start at the working folder). Returns
+        the counts (added, unchanged, new_versions, skipped)."""
+        return Open.model_validate(plain(kb.ingest_paths(confined_paths(paths, roots), glob=glob)))
 
     # -- retrieval ---------------------------------------------------------------------------
 
@@ -265,7 +293,8 @@ def register_graphmem_tools(reg: Registry) -> None:
 
     @reg.tool(title="List events", read_only=True)
     def list_events(
-        after_id: Annotated[int, Field(ge=0, description="Only events after this id (page with the last seen)")] = 0,
+        after_id: Annotated[int, Field(ge=0, le=MAX_EVENT_ID,
+                                       description="Only events after this id (page with the last seen)")] = 0,
         types: Annotated[list[str] | None, Field(description="e.g. document.added, wiki.write")] = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
     ) -> Items:

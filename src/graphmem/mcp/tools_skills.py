@@ -5,7 +5,8 @@ Skills come from ``.agents/skills/`` and ``.claude/skills/`` of the project, the
 with ``--skills-dir`` and ``$GRAPHMEM_SKILLS_DIRS`` (``os.pathsep``-separated), and whatever the
 knowledge base indexed before (``graphmem skills build``). They are indexed on first use and
 re-scanned (incrementally) when a skills tool is used again ``RESCAN_SECONDS`` later
-(``$GRAPHMEM_SKILLS_RESCAN_SECONDS``), so a skill added while the server runs is found. A skill
+(``$GRAPHMEM_SKILLS_RESCAN_SECONDS``), so a skill added while the server runs is found and one
+deleted from a scanned folder is no longer served. A skill
 whose front matter sets ``disable-model-invocation: true`` is for the user to invoke: it is not
 offered to the model, and activating it is refused.
 """
@@ -66,7 +67,9 @@ class SkillsCatalog:
         if self._built_at is not None and now - self._built_at < self.rescan:
             return
         if self.roots and not self.kb.read_only:
-            self.kb.skills.build(self.roots, prune=False)
+            # prune: a skill whose folder was deleted under one of these roots is no longer served
+            # (skills indexed from other roots are untouched: pruning is per scanned root)
+            self.kb.skills.build(self.roots, prune=True)
         self._built_at = now
 
     def skill(self, name: str) -> dict[str, Any]:
@@ -117,6 +120,8 @@ class SkillsCatalog:
     def read(self, skill: dict[str, Any], rel: str) -> str:
         """One file of the skill's folder; a path leaving the folder or through a symlink is refused."""
         base = self.folder(skill).resolve()
+        if "\x00" in rel:
+            raise InvalidInput("path: contains a NUL character; give a path listed by activate_skill")
         if not rel or rel.startswith(("/", "\\")) or Path(rel).is_absolute():
             raise InvalidInput(f"path: '{rel}' must be relative to the skill's folder, e.g. references/rules.md")
         target = base
