@@ -112,3 +112,15 @@ def test_token_and_cors_preflight_then_authorised_call(tmp_path: Path) -> None:
         assert _memories(client, Authorization=f"Bearer {TOKEN}") == ["from the ui"]
     finally:
         kb.close()
+
+
+# -- 1.4 a huge Last-Event-ID ----------------------------------------------------------------------------
+
+
+def test_huge_last_event_id_is_refused_before_the_stream_starts(client: Any) -> None:
+    for value in (str(2**70), str(2**63)):
+        resp = client.get("/events/stream", params={"limit": 1, "timeout": 0.2}, headers={"Last-Event-ID": value})
+        err = error_of(resp, 400, "InvalidInput")
+        assert err["field"] == "Last-Event-ID" and "at most" in err["message"]
+    ok = client.get("/events/stream", params={"limit": 1, "timeout": 0.2}, headers={"Last-Event-ID": "5"})
+    assert ok.status_code == 200 and ok.headers["content-type"].startswith("text/event-stream")

@@ -92,6 +92,8 @@ def _resume_point(after: int, last_event_id: str | None) -> int:
         raise InvalidInput(f"Last-Event-ID: expected an event id (an integer), got {last_event_id!r}") from None
     if value < 0:
         raise InvalidInput(f"Last-Event-ID: expected a non-negative event id, got {value}")
+    if value > MAX_ID:  # the store's ids are 64-bit: a larger one would fail inside the stream
+        raise InvalidInput(f"Last-Event-ID: expected an event id of at most {MAX_ID}, got {value}")
     return value
 
 
