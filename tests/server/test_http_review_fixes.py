@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from http_helpers import (
     LOCAL_URL,
     client_fixture,  # noqa: F401  (fixtures, by name)
@@ -124,3 +125,35 @@ def test_huge_last_event_id_is_refused_before_the_stream_starts(client: Any) -> 
         assert err["field"] == "Last-Event-ID" and "at most" in err["message"]
     ok = client.get("/events/stream", params={"limit": 1, "timeout": 0.2}, headers={"Last-Event-ID": "5"})
     assert ok.status_code == 200 and ok.headers["content-type"].startswith("text/event-stream")
+
+
+# -- 1.7 skills the model may not invoke -----------------------------------------------------------------
+
+
+def _skill(root: Path, name: str, description: str, extra: str = "") -> None:
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n{extra}---\nSteps.\n",
+                                encoding="utf-8")
+
+
+@pytest.mark.parametrize("flag", ["true", "'yes'"])
+def test_skills_query_leaves_out_skills_the_model_may_not_invoke(tmp_path: Path, flag: str) -> None:
+    root = tmp_path / "skills"
+    _skill(root, "deploy-prod", "Deploy the release to production servers",
+           f"disable-model-invocation: {flag}\n")
+    _skill(root, "deploy-staging", "Deploy the release to staging servers")
+    _skill(root, "pdf-tools", "Extract text and tables from PDF files")
+    client, kb = make_client(tmp_path / "kb")
+    try:
+        kb.skills.build([root])
+        for path, body in [("/skills/query", {"message": "deploy the release to production", "top_k": 3}),
+                           ("/retrieve", {"query": "deploy the release to production", "top_k": 3})]:
+            res = client.post(path, json=body).json()
+            names = [s["name"] for s in res["skills"]]
+            assert "deploy-staging" in names and "deploy-prod" not in names, (path, names)
+            assert "deploy-prod" not in res["prompt"]["text"] and res["prompt"]["skills"] == len(names)
+        # The user can still look the skill up (the UI's skill page), only the model's lists leave it out.
+        assert client.get("/skills/deploy-prod").json()["name"] == "deploy-prod"
+    finally:
+        kb.close()
