@@ -157,3 +157,26 @@ def test_skills_query_leaves_out_skills_the_model_may_not_invoke(tmp_path: Path,
         assert client.get("/skills/deploy-prod").json()["name"] == "deploy-prod"
     finally:
         kb.close()
+
+
+# -- 1.9 entity names with a slash ----------------------------------------------------------------------
+
+
+def test_entity_whose_name_has_a_slash_is_reachable(client: Any) -> None:
+    text = "CI/CD deploys the Billing Service."
+    out = client.post("/documents", json={
+        "content": text, "doc_id": "ci", "title": "CI",
+        "entities": [{"name": "CI/CD", "type": "software", "supporting_text": text},
+                     {"name": "Billing Service", "type": "service", "supporting_text": text}],
+        "relations": [{"source": "CI/CD", "target": "Billing Service", "type": "deploys", "confidence": 0.9,
+                       "supporting_text": text}]})
+    assert out.status_code == 200, out.text
+    ent = client.get("/entities/CI%2FCD")
+    assert ent.status_code == 200, ent.text
+    assert ent.json()["name"] == "CI/CD" and ent.json()["relations"][0]["type"] == "deploys"
+    graph = client.get("/entities/CI%2FCD/graph", params={"depth": 1})
+    assert graph.status_code == 200, graph.text
+    assert {"CI/CD", "Billing Service"} <= {n["name"] for n in graph.json()["nodes"].values()}
+    assert client.get("/entities/Billing%20Service/graph").status_code == 200
+    error_of(client.get("/entities/CI%2FXX"), 404, "NotFound")
+    error_of(client.get("/entities/CI%2FXX/graph"), 404, "NotFound")
