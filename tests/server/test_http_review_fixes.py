@@ -180,3 +180,14 @@ def test_entity_whose_name_has_a_slash_is_reachable(client: Any) -> None:
     assert client.get("/entities/Billing%20Service/graph").status_code == 200
     error_of(client.get("/entities/CI%2FXX"), 404, "NotFound")
     error_of(client.get("/entities/CI%2FXX/graph"), 404, "NotFound")
+
+
+# -- a negative Content-Length (seen by the reviewer's probe_cors.py) -----------------------------------
+
+
+def test_negative_content_length_is_refused_and_writes_nothing(client: Any) -> None:
+    resp = client.post("/memories", content=b'{"messages": "x", "user_id": "u"}',
+                       headers={"content-type": "application/json", "content-length": "-1"})
+    err = error_of(resp, 400, "InvalidInput")
+    assert err["field"] == "Content-Length"
+    assert _memories(client) == []

@@ -80,7 +80,10 @@ class Guard:
             try:
                 size = int(declared)
             except ValueError:
-                await _reply(send, 400, "InvalidInput", "Content-Length: not a number", "Content-Length")
+                size = -1
+            if size < 0 or not declared.strip().isdigit():
+                await _reply(send, 400, "InvalidInput", f"Content-Length: expected a byte count (a non-negative "
+                             f"integer), got {declared!r}", "Content-Length")
                 return
             if size > self.max_body:
                 await self._too_large(send)
