@@ -19,6 +19,9 @@ pytest.importorskip("httpx", reason="httpx (FastAPI's TestClient) is not install
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 QUESTION = "Why did dispatch fail during INC-2041?"
+# The test clients talk to the server as a local browser would: a tokenless server accepts only loopback
+# Host headers (and its own Origin), so "http://testserver" would be refused.
+LOCAL_URL = "http://127.0.0.1:8765"
 
 
 def build_corpus(home: Path) -> Path:
@@ -38,7 +41,7 @@ def make_client(home: Path, **app_options: Any) -> tuple[Any, Any]:
     from graphmem.server.http import create_app
 
     kb = graphmem.open(home)
-    return TestClient(create_app(kb, **app_options)), kb
+    return TestClient(create_app(kb, **app_options), base_url=LOCAL_URL), kb
 
 
 def error_of(resp: Any, status: int, type_: str) -> dict[str, Any]:

@@ -80,7 +80,7 @@ def test_mem0_delete_by_scope_needs_a_scope_and_reset_deletes_all(client: Any) -
     assert client.get("/memories", params={"user_id": "alex"}).json()["results"] == []
     assert [m["memory"] for m in client.get("/memories", params={"user_id": "sam"}).json()["results"]] == ["sam one"]
     assert [h["event"] for h in client.get(f"/memories/{a}/history").json()] == ["ADD", "DELETE"]
-    assert client.post("/reset").json()["deleted"] == 1
+    assert client.post("/reset", json={"confirm": True}).json()["deleted"] == 1
     assert client.get("/memories", params={"user_id": "sam"}).json()["results"] == []
 
 

@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_helpers import QUESTION, client_fixture, corpus_client_fixture, corpus_home_fixture, error_of, make_client  # noqa: F401  (fixtures, by name)
+from http_helpers import (  # noqa: F401  (fixtures, by name)
+    LOCAL_URL,
+    QUESTION,
+    client_fixture,
+    corpus_client_fixture,
+    corpus_home_fixture,
+    error_of,
+    make_client,
+)
 
 # -- reads over the example corpus ------------------------------------------------------------------
 
@@ -281,7 +289,7 @@ def test_store_busy_is_503_with_retry_after_and_writes_nothing(tmp_path: Path) -
     from graphmem.server.http import create_app
 
     kb = graphmem.open(home, config={"store": {"busy_timeout": 0.2}})
-    client = TestClient(create_app(kb))
+    client = TestClient(create_app(kb), base_url=LOCAL_URL)
     other = sqlite3.connect(home / "graph.db", isolation_level=None)
     try:
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
@@ -306,7 +314,7 @@ def test_conflicting_embedding_model_is_409(tmp_path: Path, model_dir: Path) -> 
     try:
         with kb.store.transaction():
             kb.store.set_meta("embeddings.model", "some-other-model")  # vectors made by another model
-        client = TestClient(create_app(kb))
+        client = TestClient(create_app(kb), base_url=LOCAL_URL)
         err = error_of(client.post("/documents", json={"content": "Alpha depends on Beta.", "doc_id": "a"}), 409,
                        "Conflict")
         assert "reindex" in err["message"]
@@ -324,7 +332,7 @@ def test_read_only_knowledge_base_refuses_writes_with_403(corpus_home: Path) -> 
     with pytest.warns(UserWarning):
         kb = graphmem.open(corpus_home, read_only=True)
     try:
-        client = TestClient(create_app(kb))
+        client = TestClient(create_app(kb), base_url=LOCAL_URL)
         assert client.post("/search", json={"query": QUESTION}).status_code == 200
         err = error_of(client.post("/memories", json={"messages": "x", "user_id": "u"}), 403, "ReadOnly")
         assert "read-only" in err["message"]

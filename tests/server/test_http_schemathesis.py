@@ -31,6 +31,19 @@ CHECKS = [schemathesis.checks.not_a_server_error, schemathesis.checks.status_cod
           schemathesis.checks.response_headers_conformance]
 
 
+def _from_loopback(app: Any) -> Any:
+    """``app`` as reached from this machine: schemathesis' ASGI client sends ``Host: testserver``, which a
+    tokenless server refuses (it answers only loopback Host headers, against DNS rebinding)."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"host"]
+            scope = {**scope, "headers": [*headers, (b"host", b"127.0.0.1:8765")]}
+        await app(scope, receive, send)
+
+    return wrapped
+
+
 @pytest.fixture(scope="module")
 def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("fuzz")
@@ -44,7 +57,7 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Any:
         kb.skills.build([skills.parent])
         kb.memory.add("I prefer short answers", user_id="alice")
     app = create_app(kb)
-    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", _from_loopback(app))
     # The stream never ends by itself (test_http_sse.py covers it with limit/timeout).
     yield schema.exclude(path="/events/stream")
     kb.close()

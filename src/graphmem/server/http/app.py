@@ -68,8 +68,9 @@ def create_app(kb: KnowledgeBase, *, token: str | None = None, max_body_bytes: i
 
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
-    # Outermost: an unauthenticated or oversized request is answered before anything else runs.
-    app.add_middleware(Guard, token=token, max_body_bytes=max_body_bytes)
+    # Outermost: a foreign, unauthenticated or oversized request is answered before anything else runs; it
+    # lets a preflight from a named origin through to the CORS layer (a preflight never carries the token).
+    app.add_middleware(Guard, token=token, max_body_bytes=max_body_bytes, cors_origins=tuple(cors_origins))
     return app
 
 

@@ -42,7 +42,8 @@ class ErrorResponse(BaseModel):
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Invalid input (InvalidInput): nothing was written"},
     401: {"model": ErrorResponse, "description": "Missing or wrong bearer token"},
-    403: {"model": ErrorResponse, "description": "The knowledge base is read-only"},
+    403: {"model": ErrorResponse, "description": "The knowledge base is read-only (ReadOnly), or the Host or "
+                                                 "Origin header is refused (Forbidden)"},
     404: {"model": ErrorResponse, "description": "No such item (NotFound)"},
     409: {"model": ErrorResponse, "description": "Contradicts the store's state (Conflict)"},
     413: {"model": ErrorResponse, "description": "Request body over the size limit"},

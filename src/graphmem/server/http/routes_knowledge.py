@@ -129,15 +129,17 @@ def merge_entities(body: MergeIn, request: Request) -> JSON:
     return plain(st.call(lambda: st.kb.graph.merge(body.keep, body.other)))
 
 
-@router.get("/entities/{name}", tags=["entities"],
-            summary="An entity (id, name or alias) with its relations and each relation's evidence")
-def get_entity(name: str, request: Request) -> JSON:
-    st = state_of(request)
-    return plain(st.call(lambda: st.kb.graph.get_entity(name)))
-
-
-@router.get("/entities/{name}/graph", tags=["entities"], summary="The entity's neighbourhood: nodes and edges")
+# `{name:path}`: an entity name may hold a slash ("CI/CD", sent as CI%2FCD, which the server decodes
+# before routing). The /graph route comes first, so "<name>/graph" is the neighbourhood of <name>.
+@router.get("/entities/{name:path}/graph", tags=["entities"], summary="The entity's neighbourhood: nodes and edges")
 def entity_graph(name: str, request: Request, depth: int = Query(1, ge=0, le=3),
                  max_nodes: int = Query(50, ge=1, le=500)) -> JSON:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.graph.neighbours(name, depth, None, max_nodes)))
+
+
+@router.get("/entities/{name:path}", tags=["entities"],
+            summary="An entity (id, name or alias) with its relations and each relation's evidence")
+def get_entity(name: str, request: Request) -> JSON:
+    st = state_of(request)
+    return plain(st.call(lambda: st.kb.graph.get_entity(name)))

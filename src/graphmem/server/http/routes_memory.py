@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 
 from ...errors import InvalidInput
 from .errors import ERROR_RESPONSES
-from .schemas import MemoryIn, MemorySearchIn, MemoryUpdateIn
+from .schemas import MemoryIn, MemorySearchIn, MemoryUpdateIn, ResetIn
 from .schemas_out import (
     MemoryAddOut,
     MemoryChangeOut,
@@ -84,8 +84,12 @@ def delete_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId
 
 
 @router.post("/reset", response_model=MemoryDeletedOut,
-             summary="Delete every memory of every scope (mem0's reset; documents and wiki stay)")
-def reset(request: Request) -> JSON:
+             summary="Delete every memory of every scope (mem0's reset; documents and wiki stay); "
+                     "the body must be {\"confirm\": true}")
+def reset(request: Request, body: ResetIn | None = None) -> JSON:
+    if body is None or body.confirm is not True:
+        raise InvalidInput('confirm: POST /reset deletes every memory of every scope; send the JSON body '
+                           '{"confirm": true} to do it')
     st = state_of(request)
     out = plain(st.call(st.kb.memory.reset))
     return {"message": f"all memories reset ({out['deleted']} deleted)", **out}

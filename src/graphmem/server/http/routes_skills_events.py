@@ -14,12 +14,13 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...errors import InvalidInput
+from ...skills.prompt import render_block
 from .errors import ERROR_RESPONSES
 from .schemas import MAX_ID, SkillGraphRetrieveIn, SkillQueryIn
 from .schemas_out import EventsPageOut
 from .state import ServerState, plain, state_of
 
-__all__ = ["router"]
+__all__ = ["router", "model_may_invoke"]
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
@@ -29,13 +30,31 @@ JSON = dict[str, Any]
 # -- skills -------------------------------------------------------------------------------------
 
 
+def model_may_invoke(front_matter: Any) -> bool:
+    """False for a skill whose front matter sets ``disable-model-invocation`` (true, "true", "yes", "1"):
+    the user invokes it, so it is never offered to an agent (the same rule as the MCP server's)."""
+    if not isinstance(front_matter, dict):
+        return True
+    value = front_matter.get("disable-model-invocation")
+    return not (value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1")))
+
+
 def _skills_answer(st: ServerState, message: str, top_k: int | None, strategy: str | None, fmt: str) -> JSON:
     skills = st.kb.skills
+    k = st.kb.config.skills.top_k if top_k is None else top_k
 
     def run() -> JSON:
-        hits = skills.retrieve(message, top_k, strategy=strategy)
-        block = skills.prompt(message, top_k, fmt, strategy=strategy)
-        return {"query": message, "skills": plain(hits), "prompt": plain(block)}
+        # Ask for more until k invocable skills are found or the index has no more to give.
+        want = k
+        while True:
+            hits = skills.retrieve(message, want, strategy=strategy)
+            allowed = [h for h in hits if model_may_invoke(skills.get(h.id).front_matter)]
+            if len(allowed) >= k or len(hits) < want:
+                break
+            want *= 2
+        allowed = allowed[:k]
+        block = render_block(allowed, fmt, query=message)
+        return {"query": message, "skills": plain(allowed), "prompt": plain(block)}
 
     return st.call(run)
 
@@ -92,6 +111,8 @@ def _resume_point(after: int, last_event_id: str | None) -> int:
         raise InvalidInput(f"Last-Event-ID: expected an event id (an integer), got {last_event_id!r}") from None
     if value < 0:
         raise InvalidInput(f"Last-Event-ID: expected a non-negative event id, got {value}")
+    if value > MAX_ID:  # the store's ids are 64-bit: a larger one would fail inside the stream
+        raise InvalidInput(f"Last-Event-ID: expected an event id of at most {MAX_ID}, got {value}")
     return value
 
 

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["MAX_ID", "DocumentIn", "SearchIn", "QueryIn", "MergeIn", "PageIn", "PageUpdateIn", "SkillQueryIn",
-           "SkillGraphRetrieveIn", "MessageIn", "MemoryIn", "MemoryUpdateIn", "MemorySearchIn"]
+__all__ = ["MAX_ID", "DocumentIn", "SearchIn", "QueryIn", "MergeIn", "ResetIn", "PageIn", "PageUpdateIn",
+           "SkillQueryIn", "SkillGraphRetrieveIn", "MessageIn", "MemoryIn", "MemoryUpdateIn", "MemorySearchIn"]
 
 Text = Field(min_length=1, max_length=20_000)
 # Offsets, versions and event ids fit SQLite's 64-bit integers (a larger one is a 400, not a crash).
@@ -141,6 +141,13 @@ class MemoryIn(_Body):
     metadata: dict[str, Any] | None = None
     timestamp: str | None = Field(default=None, max_length=64)
     infer: bool = False
+
+
+class ResetIn(_Body):
+    """``POST /reset``: ``{"confirm": true}``. A JSON body, which a cross-site HTML form cannot send,
+    so no web page can wipe the memories of a server it reaches."""
+
+    confirm: bool = Field(description="must be true: every memory of every scope is deleted")
 
 
 class MemoryUpdateIn(_Body):
