@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidInput, NotFound
+from ..skills.spec import model_may_invoke
 from .registry import Registry, plain
 
 if TYPE_CHECKING:
@@ -35,13 +36,6 @@ MAX_RESOURCE_BYTES = 1 << 20
 MAX_RESOURCES_LISTED = 200
 RESCAN_SECONDS = 30.0
 SPEC_FIELDS = ("license", "compatibility", "allowed-tools", "metadata")
-
-
-def _disabled(front_matter: Any) -> bool:
-    if not isinstance(front_matter, dict):
-        return False
-    value = front_matter.get("disable-model-invocation")
-    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1"))
 
 
 class SkillsCatalog:
@@ -76,7 +70,7 @@ class SkillsCatalog:
         """The skill named ``name`` (or by id), refusing one the model may not invoke."""
         self.ensure_built()
         skill = plain(self.kb.skills.get(name))
-        if _disabled(skill.get("front_matter")):
+        if not model_may_invoke(skill.get("front_matter")):
             raise InvalidInput(f"name: skill '{name}' sets disable-model-invocation; only the user can invoke it")
         return dict(skill)
 
@@ -90,7 +84,7 @@ class SkillsCatalog:
             out = []
             for h in hits:
                 skill = plain(self.kb.skills.get(h["id"]))
-                if not _disabled(skill.get("front_matter")):
+                if model_may_invoke(skill.get("front_matter")):
                     out.append(h)
             if len(out) >= top_k or len(hits) < want:
                 return out[:top_k]

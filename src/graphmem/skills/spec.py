@@ -18,7 +18,8 @@ from typing import Any
 from ..frontmatter import FrontMatterError, load_front_matter
 from .parse import split_front_matter
 
-__all__ = ["spec_violations", "check_skill_file", "MAX_NAME", "MAX_DESCRIPTION", "MAX_COMPATIBILITY"]
+__all__ = ["spec_violations", "check_skill_file", "model_may_invoke", "MAX_NAME", "MAX_DESCRIPTION",
+           "MAX_COMPATIBILITY"]
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -86,3 +87,11 @@ def check_skill_file(path: str | Path) -> list[str]:
         return [f"front matter: not valid YAML ({exc})"]
     return spec_violations(fm, p.parent.name)
 
+
+def model_may_invoke(front_matter: Any) -> bool:
+    """False for a skill whose front matter sets ``disable-model-invocation`` (true, "true", "yes",
+    "1"): the user invokes it, so no interface offers it to an agent (MCP and HTTP share this rule)."""
+    if not isinstance(front_matter, dict):
+        return True
+    value = front_matter.get("disable-model-invocation")
+    return not (value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1")))

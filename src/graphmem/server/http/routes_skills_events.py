@@ -15,12 +15,13 @@ from starlette.concurrency import run_in_threadpool
 
 from ...errors import InvalidInput
 from ...skills.prompt import render_block
+from ...skills.spec import model_may_invoke
 from .errors import ERROR_RESPONSES
 from .schemas import MAX_ID, SkillGraphRetrieveIn, SkillQueryIn
 from .schemas_out import EventsPageOut
 from .state import ServerState, plain, state_of
 
-__all__ = ["router", "model_may_invoke"]
+__all__ = ["router"]
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
@@ -28,15 +29,6 @@ JSON = dict[str, Any]
 
 
 # -- skills -------------------------------------------------------------------------------------
-
-
-def model_may_invoke(front_matter: Any) -> bool:
-    """False for a skill whose front matter sets ``disable-model-invocation`` (true, "true", "yes", "1"):
-    the user invokes it, so it is never offered to an agent (the same rule as the MCP server's)."""
-    if not isinstance(front_matter, dict):
-        return True
-    value = front_matter.get("disable-model-invocation")
-    return not (value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1")))
 
 
 def _skills_answer(st: ServerState, message: str, top_k: int | None, strategy: str | None, fmt: str) -> JSON:
