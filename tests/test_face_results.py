@@ -174,3 +174,14 @@ def test_every_result_type_is_a_result() -> None:
 
     for name in results.__all__:
         assert issubclass(getattr(results, name), Result)
+
+
+def test_plain_turns_results_inside_containers_into_json_data(kb: graphmem.KnowledgeBase) -> None:
+    # The one converter the CLI, the MCP server and the HTTP API print through (graphmem.models.plain).
+    from graphmem.models import plain
+
+    added = kb.memory.add("I like tea", user_id="u1")
+    got = plain({"added": added, "pair": (added, 1), 7: [added]})
+    assert got == {"added": added.to_dict(), "pair": [added.to_dict(), 1], "7": [added.to_dict()]}
+    assert type(got["added"]) is dict and type(got["pair"]) is list
+    assert json.loads(json.dumps(got)) == got

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
+    "plain",
     "Document",
     "Chunk",
     "Node",
@@ -211,3 +212,15 @@ class PageLink(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         """Plain data."""
         return {"target": self.target, "line": self.line, "label": self.label}
+
+
+def plain(obj: Any) -> Any:
+    """A library result as JSON-ready data: typed results through their ``to_dict()``, dicts, lists
+    and tuples recursively (what the CLI, the MCP server and the HTTP API print)."""
+    if hasattr(obj, "to_dict"):
+        return plain(obj.to_dict())
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    return obj

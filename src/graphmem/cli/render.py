@@ -6,16 +6,10 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from ..models import plain
+
 __all__ = ["plain", "search", "ingest", "subgraph", "evidence", "documents", "document", "entity", "stats",
            "chunk_hits", "events", "relative_scores", "share_between_kinds"]
-
-
-def plain(data: Any) -> Any:
-    """``data.to_dict()`` for a typed result (or a list of them), else ``data`` unchanged."""
-    if isinstance(data, list):
-        return [plain(d) for d in data]
-    to_dict = getattr(data, "to_dict", None)
-    return to_dict() if callable(to_dict) else data
 
 
 def _clip(text: str, n: int = 100) -> str:

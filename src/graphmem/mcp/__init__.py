@@ -7,7 +7,7 @@ configuration files) need only the standard library, so the CLI imports them wit
 
 from __future__ import annotations
 
-from typing import Any
+from ..models import plain
 
 __all__ = ["MISSING_SDK", "plain"]
 
@@ -15,8 +15,3 @@ MISSING_SDK = ("the MCP server needs the official MCP Python SDK (2.x): pip inst
                "(or pip install 'mcp>=2.3,<3')")
 
 
-def plain(obj: Any) -> Any:
-    """A face result as plain data, before and after the faces return typed models (``to_dict``)."""
-    if isinstance(obj, list):
-        return [plain(o) for o in obj]
-    return obj.to_dict() if hasattr(obj, "to_dict") else obj

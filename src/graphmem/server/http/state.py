@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from fastapi import Request
+
+from ...models import plain
 
 if TYPE_CHECKING:
     from ...kb import KnowledgeBase
@@ -50,12 +52,3 @@ def state_of(request: Request) -> ServerState:
     return state
 
 
-def plain(obj: Any) -> Any:
-    """Library results as JSON data: typed results through ``to_dict()``, containers recursively."""
-    if hasattr(obj, "to_dict"):
-        return plain(obj.to_dict())
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    return obj
