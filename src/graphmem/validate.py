@@ -5,7 +5,8 @@ column can hold: they used to fail deep inside a write with a UnicodeEncodeError
 passed in (metadata, filters, extractions, search configs) are JSON-shaped, so their keys must
 be strings. :func:`checked_inputs` applies both rules to every argument of every public
 method of a class, naming the method and the argument (``memory.add: metadata['k'][0]``)
-before the method runs, so a rejected call has written nothing.
+before the method runs, so a rejected call has written nothing. Arguments named ``limit`` or
+``offset`` must also be whole numbers from 0 to 2**63 - 1 (what a store can page by).
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from typing import Any, TypeVar
 
 from .errors import InvalidInput
 
-__all__ = ["check_input", "checked_inputs", "MAX_NESTING"]
+__all__ = ["check_input", "check_count", "checked_inputs", "MAX_NESTING", "MAX_COUNT"]
 
 MAX_NESTING = 200  # deeper argument structures are refused (and this bounds the walk)
 # Arguments that are file system paths: a path read from disk may carry surrogate escapes.
 PATH_PARAMETERS = frozenset({"path", "paths", "dirs", "home"})
+# Arguments that are row counts or positions of a list: a store can only page by a 64-bit integer
+# (a larger one used to fail in SQLite with OverflowError), and a negative one has no meaning.
+COUNT_PARAMETERS = frozenset({"limit", "offset"})
+MAX_COUNT = 2**63 - 1
 
 T = TypeVar("T", bound=type)
 
@@ -73,6 +78,16 @@ def check_input(where: str, name: str, value: Any) -> None:
             stack.extend((sub, f"{label} item", depth + 1) for sub in item)
 
 
+def check_count(where: str, name: str, value: Any) -> None:
+    """InvalidInput unless ``value`` is None or an integer from 0 to :data:`MAX_COUNT`."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{where}: {name} must be a whole number, got {value!r} ({type(value).__name__})")
+    if not 0 <= value <= MAX_COUNT:
+        raise InvalidInput(f"{where}: {name} must be between 0 and {MAX_COUNT}, got {value}")
+
+
 def _wrap(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
     signature = inspect.signature(fn)
 
@@ -86,6 +101,8 @@ def _wrap(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
             if name in ("self", "cls") or name in PATH_PARAMETERS:
                 continue
             check_input(where, name, value)
+            if name in COUNT_PARAMETERS:
+                check_count(where, name, value)
         return fn(*args, **kwargs)
 
     return wrapper

@@ -213,3 +213,33 @@ def test_text_entry_points_only_graphmem_errors_and_nothing_written_on_failure(
         TEXT_CALLS[index](kb, text)
     except GraphmemError:
         assert snapshot(kb) == before
+
+
+# Paging arguments: a count beyond what a store can page by used to escape as SQLite's OverflowError.
+PAGED_CALLS: list[tuple[str, Callable[..., Any]]] = [
+    ("documents.list", lambda kb, **kw: kb.documents.list(**kw)),
+    ("graph.list", lambda kb, **kw: kb.graph.list(**kw)),
+    ("wiki.list_pages", lambda kb, **kw: kb.wiki.list_pages(**kw)),
+    ("events.list", lambda kb, **kw: kb.events.list(**kw)),
+]
+
+
+@pytest.mark.parametrize("label,call", PAGED_CALLS, ids=[c[0] for c in PAGED_CALLS])
+@pytest.mark.parametrize("field,value,why", [
+    ("offset", 2**63, "between 0 and"), ("limit", 2**64, "between 0 and"), ("offset", -1, "between 0 and"),
+    ("limit", "3", "a whole number"), ("limit", True, "a whole number"), ("limit", 2.5, "a whole number"),
+])
+def test_paging_arguments_out_of_range_are_invalid_input_naming_the_field(
+        kbm: Any, label: str, call: Callable[..., Any], field: str, value: Any, why: str) -> None:
+    kb, _ = kbm
+    if field == "offset" and label == "events.list":
+        pytest.skip("events.list pages by after_id, not offset")
+    with pytest.raises(InvalidInput, match=rf"^{label}: {field} must be {why}"):
+        call(kb, **{field: value})
+
+
+def test_paging_arguments_at_the_limits_still_work(kbm: Any) -> None:
+    kb, _ = kbm
+    assert [d.doc_id for d in kb.documents.list(limit=2**63 - 1)] == ["doc_1"]
+    assert kb.documents.list(offset=2**63 - 1) == []
+    assert [n.name for n in kb.graph.list(limit=1, offset=1)] == ["system crash"]

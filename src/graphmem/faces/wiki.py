@@ -292,8 +292,6 @@ class Wiki:
                    ) -> list[PageInfo]:
         """Pages by category and title: ``[{slug, category, title, path, summary, tags, updated}]``."""
         cat = category_slug(category) if category is not None else None
-        check_count("limit", limit, allow_none=True)
-        check_count("offset", offset)
         self._sync_for_read()
         return [self._page_out(p) for p in self._kb.store.list_pages(cat, limit, offset)]
 
