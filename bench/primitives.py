@@ -11,13 +11,20 @@ wall p50, CPU p50 and the ratio:
 - ``cold search``   a fresh ``graphmem search`` process vs a fresh bare process that imports numpy
   and model2vec, loads the same model, reads the chunk vectors and scores them once;
 - ``ingest default`` (offline extractor, static embeddings, wiki pages) per document vs the
-  store-only config (offline extractor, no embeddings, no wiki pages) on the same documents.
+  store-only config (offline extractor, no embeddings, no wiki pages) on the same documents;
+- ``ingest store-only`` the store-only config's ingest of the documents (extraction included), and
+  ``store write`` the same with the offline extraction done beforehand (what the store write step
+  alone costs), each vs the raw insert of the same rows: every row that ingest left in the store's
+  tables (documents, chunks, nodes, names, edges, evidence, mentions, types, events), copied out and
+  inserted with one ``executemany`` per table in one transaction into a fresh knowledge base with
+  the same schema, indexes, FTS5 tables and triggers (the replay log's rows come from its triggers).
 
 The 2Wiki knowledge base is built once in ``--kb`` (offline extractor, static model, no wiki
 pages) and reused by later runs.
 
     python bench/primitives.py --data ../shared/data [--kb /tmp/2wiki-kb] [--queries 100]
-        [--only search,cold,ingest] [--ingest-docs 300] [--out bench/results/primitives.json]
+        [--only search,cold,ingest,raw] [--ingest-docs 300] [--raw-docs 1000] [--raw-runs 3]
+        [--out bench/results/primitives.json]
 """
 
 from __future__ import annotations
@@ -202,6 +209,94 @@ def ingest_rows(data: Path, n_docs: int) -> list[dict[str, Any]]:
                 f"store-only config, per document ({n_docs} docs, batches of {batch})")]
 
 
+# Tables an ingest writes whose rows are not derived: FTS5 tables and the replay log are filled by triggers,
+# counters and bookkeeping by the schema itself.
+_DERIVED = ("sqlite_", "schema_migrations", "kb_meta", "replay_log", "feed_cursors")
+
+
+def _copy_rows(db: Path) -> list[tuple[str, list[str], list[tuple[Any, ...]]]]:
+    """Every row of the knowledge base's own tables, in rowid order: ``(table, columns, rows)``."""
+    conn = sqlite3.connect(db)
+    try:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY rowid")]
+        shadow = {r[0] + s for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'")
+                  for s in ("_data", "_idx", "_content", "_docsize", "_config")}
+        out = []
+        for t in tables:
+            if t.startswith(_DERIVED) or t in shadow:
+                continue
+            cur = conn.execute(f'SELECT * FROM "{t}"')
+            cols = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+            if rows:
+                out.append((t, cols, rows))
+        return out
+    finally:
+        conn.close()
+
+
+def raw_insert(home: Path, tables: list[tuple[str, list[str], list[tuple[Any, ...]]]]) -> tuple[float, float]:
+    """Insert ``tables`` raw into a new, empty knowledge base at ``home`` (graphmem creates the schema;
+    the insert runs on a plain connection with graphmem's pragmas, one transaction)."""
+    graphmem.open(home, config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}).close()
+    conn = sqlite3.connect(home / "graph.db", isolation_level=None)
+    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON", "temp_store = MEMORY",
+                   "cache_size = -65536", "mmap_size = 67108864"):
+        conn.execute(f"PRAGMA {pragma}")
+
+    def insert() -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        for t, cols, rows in tables:
+            names = ", ".join(f'"{c}"' for c in cols)
+            conn.executemany(f'INSERT INTO "{t}" ({names}) VALUES ({", ".join("?" * len(cols))})', rows)
+        conn.execute("COMMIT")
+    try:
+        return _timed(insert)
+    finally:
+        conn.close()
+
+
+def raw_rows(data: Path, n_docs: int, runs: int) -> list[dict[str, Any]]:
+    """Store-only ingest (with and without the extraction) vs the raw insert of the rows it wrote, per document;
+    the variants alternate run by run, each on a new knowledge base."""
+    from graphmem.ingest.extractors.base import SourceDocument
+    from graphmem.ingest.extractors.offline import OfflineExtractor
+    from graphmem.ingest.pipeline import _extract, ingest_documents
+
+    corpus = json.loads((data / "2wiki" / "2wikimultihopqa_corpus.json").read_text(encoding="utf-8"))[:n_docs]
+    config = {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}
+    per: dict[str, list[tuple[float, float]]] = {"ingest": [], "write": [], "raw": []}
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "corpus.json"
+        src.write_text(json.dumps(corpus), encoding="utf-8")
+        docs: list[SourceDocument] = []
+        for r in range(runs):
+            kb = graphmem.open(Path(tmp) / f"ingest{r}", config=config)
+            per["ingest"].append(_timed(lambda kb=kb: kb.ingest_paths([src], extractor="offline")))  # type: ignore[misc]
+            if not docs:  # the same documents as ingest_paths read them, with their extraction done beforehand
+                extractor = OfflineExtractor()
+                stored = [kb.store.get_document(d.doc_id) for d in kb.store.list_documents()]
+                for d in sorted((d for d in stored if d is not None), key=lambda d: d.created_at):
+                    plain = SourceDocument(d.doc_id, d.title, d.source, d.content, d.metadata)
+                    got = _extract(extractor, plain, kb.ctx.config.graph.min_confidence)
+                    assert not isinstance(got, Exception)
+                    docs.append(SourceDocument(d.doc_id, d.title, d.source, d.content, d.metadata, got[0]))
+            kb.close()
+            kb = graphmem.open(Path(tmp) / f"write{r}", config=config)
+            per["write"].append(_timed(lambda kb=kb: ingest_documents(kb.ctx, docs)))  # type: ignore[misc]
+            kb.close()
+            tables = _copy_rows(Path(tmp) / f"write{r}" / "graph.db")
+            counts = {t: len(rows) for t, _, rows in tables}
+            per["raw"].append(raw_insert(Path(tmp) / f"raw{r}", tables))
+    per = {k: [(w / n_docs, c / n_docs) for w, c in v] for k, v in per.items()}
+    what = f"raw insert of the same {sum(counts.values()):,} rows, one transaction ({n_docs} docs, {runs} runs)"
+    print(f"  rows per table: {counts}", flush=True)
+    return [row("ingest store-only", per["ingest"], per["raw"], what),
+            row("store write", per["write"], per["raw"], what + "; extraction done beforehand")]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the rows asked for; print them and write JSON."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -210,11 +305,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--cold-runs", type=int, default=5)
     ap.add_argument("--ingest-docs", type=int, default=300)
-    ap.add_argument("--only", default="search,cold,ingest")
+    ap.add_argument("--raw-docs", type=int, default=1000)
+    ap.add_argument("--raw-runs", type=int, default=3)
+    ap.add_argument("--only", default="search,cold,ingest,raw")
     ap.add_argument("--out", default="bench/results/primitives.json", type=Path)
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
-    build_kb(args.data, args.kb)
+    if only & {"search", "cold"}:
+        build_kb(args.data, args.kb)
     queries = queries_for(args.data, args.queries)
     rows: list[dict[str, Any]] = []
     if "search" in only:
@@ -223,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += cold_rows(args.data, args.kb, queries, args.cold_runs)
     if "ingest" in only:
         rows += ingest_rows(args.data, args.ingest_docs)
+    if "raw" in only:
+        rows += raw_rows(args.data, args.raw_docs, args.raw_runs)
     print("\n| path | graphmem p50 ms (cpu) | primitive p50 ms (cpu) | ratio (cpu) | primitive |")
     print("|---|---|---|---|---|")
     for r in rows:

@@ -79,7 +79,8 @@ class DocumentSqlMixin(SqlHelpers):
     def insert_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
         """Store a new document version with its chunks; it becomes the latest."""
         c = self.conn
-        c.execute("UPDATE documents SET is_latest = 0 WHERE doc_id = ? AND is_latest = 1", (doc.doc_id,))
+        if doc.version > 1:  # a first version has no earlier one to retire
+            c.execute("UPDATE documents SET is_latest = 0 WHERE doc_id = ? AND is_latest = 1", (doc.doc_id,))
         c.execute(
             "INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata, created_at,"
             " is_latest, chunk_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
