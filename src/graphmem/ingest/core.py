@@ -258,6 +258,8 @@ class _GraphWriter:
         self._types: list[str] | None = None
         self._node_types: dict[str, str] = {}  # node id -> its type, as this ingest knows it
         self._rel_types: set[str] | None = None
+        self._type_memo: dict[str, str] = {}  # entity type as given -> as stored
+        self._local_ids: set[str] = set()  # the values of self.local
         self._pending_nodes: list[tuple[Node, Sequence[tuple[str, str]]]] = []
 
     # -- evidence ---------------------------------------------------------------------------
@@ -303,6 +305,9 @@ class _GraphWriter:
     # -- entities ---------------------------------------------------------------------------
 
     def _entity_type(self, raw: str) -> str:
+        known = self._type_memo.get(raw)
+        if known is not None:
+            return known
         canonical = self.ontology.normalize_type(raw)
         if self._types is None:
             self._types = self.store.ontology_types(ENTITY)
@@ -312,6 +317,8 @@ class _GraphWriter:
         if chosen not in self._types:
             self.store.add_ontology_type(ENTITY, chosen, self.now)
             self._types.append(chosen)
+        if not note:  # a registered type stays what it is for the rest of the document (a remap warns each time)
+            self._type_memo[raw] = chosen
         return chosen
 
     def add_entities(self, entities: Sequence[EntitySpec]) -> None:
@@ -351,12 +358,13 @@ class _GraphWriter:
                     self.result.warnings.append(
                         f"{label}: alias(es) {taken} already name another entity; not added as aliases"
                     )
-                first_here = node_id not in self.local.values()
+                first_here = node_id not in self._local_ids
                 if first_here:
                     self.result.nodes_linked += 1
                 self._settle_type(node_id, etype, label, report=first_here)
             for _, n in names:
                 self.local.setdefault(n, node_id)
+            self._local_ids.add(node_id)
             self._evidence("node", node_id, ent.supporting_text, ent.name, label)
         self._flush_nodes()
 
@@ -403,7 +411,7 @@ class _GraphWriter:
             text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
         if text is None:
             return []
-        taken: list[tuple[int, int]] = []  # spans already claimed by a longer name
+        taken = bytearray(len(text))  # 1 where a longer name has claimed the character
         out: list[Mention] = []
         for name in sorted(self.local, key=len, reverse=True):  # "memory leak" before "memory"
             nid, count, pos = self.local[name], 0, 0
@@ -419,12 +427,12 @@ class _GraphWriter:
                         break
                 if _is_word_char(text, i - 1) or _is_word_char(text, j):
                     continue
-                if any(a < j and i < b for a, b in taken):
+                if taken.find(1, i, j) >= 0:
                     continue
                 chunk = self.locator.chunk_for_span(i, j)
                 if chunk is None:
                     continue
-                taken.append((i, j))
+                taken[i:j] = b"\x01" * (j - i)
                 count += 1
                 out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, i, j))
         out.sort(key=lambda m: m.start)
