@@ -1,6 +1,7 @@
 """The batched ingest write (one statement per table per document) stores exactly the rows the one-row-at-a-time
-write stored: the whole content of every table of a knowledge base built by a scripted history is pinned by a
-digest taken from the previous code (main at bcea98a), with readable counts beside it.
+write stored (evidence as every read sees it: quotes kept as spans are rebuilt): the whole content of every
+table of a knowledge base built by a scripted history is pinned by a digest taken from the previous code (main
+at bcea98a), with readable counts beside it.
 
 The history covers what the batching reorders: entities new and known, aliases new, known and owned by another
 entity, a generic type made specific, a relation stated twice in one document (the stronger confidence kept), a
@@ -18,6 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import graphmem
+
+try:
+    from graphmem.store.sqlite.evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
+except ImportError:  # the code the pins were taken from stored evidence as given
+    PROVENANCE_TEXT = PROVENANCE_CREATED = None  # type: ignore[assignment]
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # Not knowledge: migration bookkeeping (names and dates), the FTS shadow tables (kept by triggers from their
@@ -102,9 +108,14 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
             if name in _SKIP or name.startswith(shadow) or sql.startswith("CREATE VIRTUAL"):
                 continue
             order = "" if "WITHOUT ROWID" in sql.upper() else " ORDER BY rowid"
+            select = f'SELECT * FROM "{name}"{order}'
+            if name == "provenance" and PROVENANCE_TEXT is not None:  # as every read sees it
+                cols = [r[1] for r in conn.execute("PRAGMA table_info(provenance)")]
+                derived = {"text": PROVENANCE_TEXT, "created_at": PROVENANCE_CREATED}
+                select = f"SELECT {', '.join(derived.get(c, 'p.' + c) for c in cols)} FROM provenance p ORDER BY rowid"
             out[name] = [[str(v).replace(str(home.resolve()), "<home>").replace(str(home), "<home>")
                           if isinstance(v, str) else v for v in r]
-                         for r in conn.execute(f'SELECT * FROM "{name}"{order}')]
+                         for r in conn.execute(select)]
         # The replay log as replay reads it: the changes of each event's transaction, in no particular order
         # inside it (the batched write logs a document's nodes before their names), less the update of a row
         # the same transaction inserted (undoing the insert undoes it: the batch writes the final row at once).
