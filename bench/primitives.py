@@ -17,13 +17,15 @@ wall p50, CPU p50 and the ratio:
   alone costs), each vs the raw insert of the same rows: every row that ingest left in the store's
   tables (documents, chunks, nodes, names, edges, evidence, mentions, types, events), copied out and
   inserted with one ``executemany`` per table in one transaction into a fresh knowledge base with
-  the same schema, indexes, FTS5 tables and triggers (the replay log's rows come from its triggers).
+  the same schema, indexes, FTS5 tables and triggers (the replay log's rows come from its triggers);
+- ``disk per document`` graph.db on the seed workload (bench/ingest_query.py's documents) against their raw text,
+  with sqlite's dbstat per table and index.
 
 The 2Wiki knowledge base is built once in ``--kb`` (offline extractor, static model, no wiki
 pages) and reused by later runs.
 
     python bench/primitives.py --data ../shared/data [--kb /tmp/2wiki-kb] [--queries 100]
-        [--only search,cold,ingest,raw] [--ingest-docs 300] [--raw-docs 1000] [--raw-runs 3]
+        [--only search,cold,ingest,raw,disk] [--ingest-docs 300] [--raw-docs 1000] [--raw-runs 3] [--disk-docs 1000]
         [--out bench/results/primitives.json]
 """
 
@@ -297,6 +299,33 @@ def raw_rows(data: Path, n_docs: int, runs: int) -> list[dict[str, Any]]:
             row("store write", per["write"], per["raw"], what + "; extraction done beforehand")]
 
 
+def disk_rows(n_docs: int) -> list[dict[str, Any]]:
+    """Disk per document on the seed workload (bench/ingest_query.py's generator, store-only config): graph.db after
+    a checkpoint against the documents' raw text, and sqlite's dbstat per table and index."""
+    from ingest_query import Corpus
+
+    corpus = Corpus(0, 3000, 1.0)
+    raw = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "kb"
+        with graphmem.open(home, config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}) as kb:
+            for i in range(n_docs):
+                doc_id, title, source, content, ents, rels = corpus.document(i)
+                raw += len(content.encode())
+                kb.ingest_with_content(doc_id, title, source, content, ents, rels)
+            kb.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
+        size = (home / "graph.db").stat().st_size
+        conn = sqlite3.connect(home / "graph.db")
+        parts = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+        conn.close()
+    print(f"  disk per document  graph.db {size / n_docs:,.0f} bytes per document = {size / raw:.2f}x its raw text "
+          f"({raw / n_docs:,.0f} bytes; {n_docs} seed documents, store-only config)", flush=True)
+    for name, b in parts[:16]:
+        print(f"      {b / raw:5.2f}x  {name}")
+    return [{"path": "disk per document", "docs": n_docs, "raw_bytes": raw, "db_bytes": size,
+             "ratio": round(size / raw, 2), "by_table": {name: round(b / raw, 3) for name, b in parts}}]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the rows asked for; print them and write JSON."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -307,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ingest-docs", type=int, default=300)
     ap.add_argument("--raw-docs", type=int, default=1000)
     ap.add_argument("--raw-runs", type=int, default=3)
-    ap.add_argument("--only", default="search,cold,ingest,raw")
+    ap.add_argument("--disk-docs", type=int, default=1000)
+    ap.add_argument("--only", default="search,cold,ingest,raw,disk")
     ap.add_argument("--out", default="bench/results/primitives.json", type=Path)
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
@@ -323,13 +353,15 @@ def main(argv: list[str] | None = None) -> int:
         rows += ingest_rows(args.data, args.ingest_docs)
     if "raw" in only:
         rows += raw_rows(args.data, args.raw_docs, args.raw_runs)
+    disk = disk_rows(args.disk_docs) if "disk" in only else []
     print("\n| path | graphmem p50 ms (cpu) | primitive p50 ms (cpu) | ratio (cpu) | primitive |")
     print("|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['path']} | {r['graphmem_p50_ms']} ({r['graphmem_cpu_p50_ms']}) | {r['primitive_p50_ms']}"
               f" ({r['primitive_cpu_p50_ms']}) | {r['ratio']} ({r['cpu_ratio']}) | {r['primitive']} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows, "command": " ".join(sys.argv)}, indent=2), encoding="utf-8")
+    args.out.write_text(json.dumps({"rows": rows, "disk": disk, "command": " ".join(sys.argv)}, indent=2),
+                        encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

@@ -34,19 +34,28 @@ class EvidenceSqlMixin(SqlHelpers):
     """Provenance and mentions."""
 
     _count_cache: tuple[tuple[int, int] | None, dict[str, int]] = (None, {})
+    # The chunks (id -> (start, text)) and the creation time of the document version stored last in the current
+    # transaction (DocumentSqlMixin.insert_document sets it, the end of the transaction clears it).
+    _just_inserted: tuple[dict[str, tuple[int, str]], dict[tuple[str, int], str]] = ({}, {})
 
     # -- provenance ------------------------------------------------------------------------------
 
     def insert_provenance(self, records: Sequence[Provenance]) -> None:
         """Append evidence records (a quote that is exactly its span of the cited chunk is stored as the span, a
         creation time that is the document version's as '')."""
-        spans = {p.chunk_id for p in records if p.chunk_id and p.start is not None and p.end is not None and p.text}
-        chunks = {r[0]: (r[1], r[2]) for r in self._rows_in(
-            "SELECT chunk_id, start, text FROM chunks WHERE chunk_id IN ({ids})", spans)} if spans else {}
-        created = {(r[0], r[1]): r[2] for r in self._rows(
-            "SELECT d.doc_id, d.version, d.created_at FROM json_each(?) j JOIN documents d ON"
-            " d.doc_id = json_extract(j.value, '$[0]') AND d.version = json_extract(j.value, '$[1]')",
-            (json.dumps(list({(p.doc_id, p.version) for p in records})),))} if records else {}
+        # The document just stored (an ingest's evidence cites it) is known without a read; others are read.
+        chunks, created = self._just_inserted
+        spans = {p.chunk_id for p in records if p.chunk_id and p.start is not None and p.end is not None and p.text
+                 and p.chunk_id not in chunks}
+        if spans:
+            chunks = {**chunks, **{r[0]: (r[1], r[2]) for r in self._rows_in(
+                "SELECT chunk_id, start, text FROM chunks WHERE chunk_id IN ({ids})", spans)}}
+        versions = {(p.doc_id, p.version) for p in records} - created.keys()
+        if versions:
+            created = {**created, **{(r[0], r[1]): r[2] for r in self._rows(
+                "SELECT d.doc_id, d.version, d.created_at FROM json_each(?) j JOIN documents d ON"
+                " d.doc_id = json_extract(j.value, '$[0]') AND d.version = json_extract(j.value, '$[1]')",
+                (json.dumps(list(versions)),))}}
 
         def stored_text(p: Provenance) -> str:
             got = chunks.get(p.chunk_id) if p.chunk_id else None
