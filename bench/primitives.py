@@ -11,13 +11,22 @@ wall p50, CPU p50 and the ratio:
 - ``cold search``   a fresh ``graphmem search`` process vs a fresh bare process that imports numpy
   and model2vec, loads the same model, reads the chunk vectors and scores them once;
 - ``ingest default`` (offline extractor, static embeddings, wiki pages) per document vs the
-  store-only config (offline extractor, no embeddings, no wiki pages) on the same documents.
+  store-only config (offline extractor, no embeddings, no wiki pages) on the same documents;
+- ``ingest store-only`` the store-only config's ingest of the documents (extraction included), and
+  ``store write`` the same with the offline extraction done beforehand (what the store write step
+  alone costs), each vs the raw insert of the same rows: every row that ingest left in the store's
+  tables (documents, chunks, nodes, names, edges, evidence, mentions, types, events), copied out and
+  inserted with one ``executemany`` per table in one transaction into a fresh knowledge base with
+  the same schema, indexes, FTS5 tables and triggers (the replay log's rows come from its triggers);
+- ``disk per document`` graph.db on the seed workload (bench/ingest_query.py's documents) against their raw text,
+  with sqlite's dbstat per table and index.
 
 The 2Wiki knowledge base is built once in ``--kb`` (offline extractor, static model, no wiki
 pages) and reused by later runs.
 
     python bench/primitives.py --data ../shared/data [--kb /tmp/2wiki-kb] [--queries 100]
-        [--only search,cold,ingest] [--ingest-docs 300] [--out bench/results/primitives.json]
+        [--only search,cold,ingest,raw,disk] [--ingest-docs 300] [--raw-docs 1000] [--raw-runs 3] [--disk-docs 1000]
+        [--out bench/results/primitives.json]
 """
 
 from __future__ import annotations
@@ -202,6 +211,121 @@ def ingest_rows(data: Path, n_docs: int) -> list[dict[str, Any]]:
                 f"store-only config, per document ({n_docs} docs, batches of {batch})")]
 
 
+# Tables an ingest writes whose rows are not derived: FTS5 tables and the replay log are filled by triggers,
+# counters and bookkeeping by the schema itself.
+_DERIVED = ("sqlite_", "schema_migrations", "kb_meta", "replay_log", "feed_cursors")
+
+
+def _copy_rows(db: Path) -> list[tuple[str, list[str], list[tuple[Any, ...]]]]:
+    """Every row of the knowledge base's own tables, in rowid order: ``(table, columns, rows)``."""
+    conn = sqlite3.connect(db)
+    try:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY rowid")]
+        shadow = {r[0] + s for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'")
+                  for s in ("_data", "_idx", "_content", "_docsize", "_config")}
+        out = []
+        for t in tables:
+            if t.startswith(_DERIVED) or t in shadow:
+                continue
+            cur = conn.execute(f'SELECT * FROM "{t}"')
+            cols = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+            if rows:
+                out.append((t, cols, rows))
+        return out
+    finally:
+        conn.close()
+
+
+def raw_insert(home: Path, tables: list[tuple[str, list[str], list[tuple[Any, ...]]]]) -> tuple[float, float]:
+    """Insert ``tables`` raw into a new, empty knowledge base at ``home`` (graphmem creates the schema;
+    the insert runs on a plain connection with graphmem's pragmas, one transaction)."""
+    graphmem.open(home, config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}).close()
+    conn = sqlite3.connect(home / "graph.db", isolation_level=None)
+    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON", "temp_store = MEMORY",
+                   "cache_size = -65536", "mmap_size = 67108864"):
+        conn.execute(f"PRAGMA {pragma}")
+
+    def insert() -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        for t, cols, rows in tables:
+            names = ", ".join(f'"{c}"' for c in cols)
+            conn.executemany(f'INSERT INTO "{t}" ({names}) VALUES ({", ".join("?" * len(cols))})', rows)
+        conn.execute("COMMIT")
+    try:
+        return _timed(insert)
+    finally:
+        conn.close()
+
+
+def raw_rows(data: Path, n_docs: int, runs: int) -> list[dict[str, Any]]:
+    """Store-only ingest (with and without the extraction) vs the raw insert of the rows it wrote, per document;
+    the variants alternate run by run, each on a new knowledge base."""
+    from graphmem.ingest.extractors.base import SourceDocument
+    from graphmem.ingest.extractors.offline import OfflineExtractor
+    from graphmem.ingest.pipeline import _extract, ingest_documents
+
+    corpus = json.loads((data / "2wiki" / "2wikimultihopqa_corpus.json").read_text(encoding="utf-8"))[:n_docs]
+    config = {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}
+    per: dict[str, list[tuple[float, float]]] = {"ingest": [], "write": [], "raw": []}
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "corpus.json"
+        src.write_text(json.dumps(corpus), encoding="utf-8")
+        docs: list[SourceDocument] = []
+        for r in range(runs):
+            kb = graphmem.open(Path(tmp) / f"ingest{r}", config=config)
+            per["ingest"].append(_timed(lambda kb=kb: kb.ingest_paths([src], extractor="offline")))  # type: ignore[misc]
+            if not docs:  # the same documents as ingest_paths read them, with their extraction done beforehand
+                extractor = OfflineExtractor()
+                stored = [kb.store.get_document(d.doc_id) for d in kb.store.list_documents()]
+                for d in sorted((d for d in stored if d is not None), key=lambda d: d.created_at):
+                    plain = SourceDocument(d.doc_id, d.title, d.source, d.content, d.metadata)
+                    got = _extract(extractor, plain, kb.ctx.config.graph.min_confidence)
+                    assert not isinstance(got, Exception)
+                    docs.append(SourceDocument(d.doc_id, d.title, d.source, d.content, d.metadata, got[0]))
+            kb.close()
+            kb = graphmem.open(Path(tmp) / f"write{r}", config=config)
+            per["write"].append(_timed(lambda kb=kb: ingest_documents(kb.ctx, docs)))  # type: ignore[misc]
+            kb.close()
+            tables = _copy_rows(Path(tmp) / f"write{r}" / "graph.db")
+            counts = {t: len(rows) for t, _, rows in tables}
+            per["raw"].append(raw_insert(Path(tmp) / f"raw{r}", tables))
+    per = {k: [(w / n_docs, c / n_docs) for w, c in v] for k, v in per.items()}
+    what = f"raw insert of the same {sum(counts.values()):,} rows, one transaction ({n_docs} docs, {runs} runs)"
+    print(f"  rows per table: {counts}", flush=True)
+    return [row("ingest store-only", per["ingest"], per["raw"], what),
+            row("store write", per["write"], per["raw"], what + "; extraction done beforehand")]
+
+
+def disk_rows(n_docs: int) -> list[dict[str, Any]]:
+    """Disk per document on the seed workload (bench/ingest_query.py's generator, store-only config): graph.db after
+    a checkpoint against the documents' raw text, and sqlite's dbstat per table and index."""
+    from ingest_query import Corpus
+
+    corpus = Corpus(0, 3000, 1.0)
+    raw = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "kb"
+        with graphmem.open(home, config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}) as kb:
+            for i in range(n_docs):
+                doc_id, title, source, content, ents, rels = corpus.document(i)
+                raw += len(content.encode())
+                kb.ingest_with_content(doc_id, title, source, content, ents, rels)
+            kb.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
+        size = (home / "graph.db").stat().st_size
+        conn = sqlite3.connect(home / "graph.db")
+        parts = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+        conn.close()
+    print(f"  disk per document  graph.db {size / n_docs:,.0f} bytes per document = {size / raw:.2f}x its raw text "
+          f"({raw / n_docs:,.0f} bytes; {n_docs} seed documents, store-only config)", flush=True)
+    for name, b in parts[:16]:
+        print(f"      {b / raw:5.2f}x  {name}")
+    return [{"path": "disk per document", "docs": n_docs, "raw_bytes": raw, "db_bytes": size,
+             "ratio": round(size / raw, 2), "by_table": {name: round(b / raw, 3) for name, b in parts}}]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the rows asked for; print them and write JSON."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -210,11 +334,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--cold-runs", type=int, default=5)
     ap.add_argument("--ingest-docs", type=int, default=300)
-    ap.add_argument("--only", default="search,cold,ingest")
+    ap.add_argument("--raw-docs", type=int, default=1000)
+    ap.add_argument("--raw-runs", type=int, default=3)
+    ap.add_argument("--disk-docs", type=int, default=1000)
+    ap.add_argument("--only", default="search,cold,ingest,raw,disk")
     ap.add_argument("--out", default="bench/results/primitives.json", type=Path)
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
-    build_kb(args.data, args.kb)
+    if only & {"search", "cold"}:
+        build_kb(args.data, args.kb)
     queries = queries_for(args.data, args.queries)
     rows: list[dict[str, Any]] = []
     if "search" in only:
@@ -223,13 +351,17 @@ def main(argv: list[str] | None = None) -> int:
         rows += cold_rows(args.data, args.kb, queries, args.cold_runs)
     if "ingest" in only:
         rows += ingest_rows(args.data, args.ingest_docs)
+    if "raw" in only:
+        rows += raw_rows(args.data, args.raw_docs, args.raw_runs)
+    disk = disk_rows(args.disk_docs) if "disk" in only else []
     print("\n| path | graphmem p50 ms (cpu) | primitive p50 ms (cpu) | ratio (cpu) | primitive |")
     print("|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['path']} | {r['graphmem_p50_ms']} ({r['graphmem_cpu_p50_ms']}) | {r['primitive_p50_ms']}"
               f" ({r['primitive_cpu_p50_ms']}) | {r['ratio']} ({r['cpu_ratio']}) | {r['primitive']} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows, "command": " ".join(sys.argv)}, indent=2), encoding="utf-8")
+    args.out.write_text(json.dumps({"rows": rows, "disk": disk, "command": " ".join(sys.argv)}, indent=2),
+                        encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

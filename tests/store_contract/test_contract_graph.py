@@ -42,6 +42,29 @@ def test_insert_node_rejects_an_id_in_use(store) -> None:
     assert store.get_nodes(["other"]) == {} and store.find_nodes("entity", ["twice", "other"]) == {}
 
 
+@contract("insert_nodes")
+def test_insert_nodes_equals_insert_node_one_by_one(store) -> None:
+    node(store, "bob", "Bob")
+    items = [(Node("ada", "entity", "Ada Lovelace", "person", properties={"born": 1815}, created_at=T0,
+                   updated_at=T1), [("Ada Lovelace", "ada lovelace"), ("Ada", "ada"), ("Bob", "bob")]),
+             (Node("cy", "entity", "Cy", "thing", created_at=T0, updated_at=T0),
+              [("Cy", "cy"), ("Countess", "countess")])]
+    with store.transaction():
+        store.insert_nodes(items)
+        store.insert_nodes([])
+    got = store.get_nodes(["ada", "cy"])
+    assert got["ada"].aliases == ["Ada"] and got["cy"].aliases == ["Countess"]  # a name Bob owns is skipped
+    assert (got["ada"].properties, got["ada"].updated_at, got["ada"].type) == ({"born": 1815}, T1, "person")
+    assert store.find_nodes("entity", ["ada", "bob", "countess", "ada lovelace"]) == {
+        "ada": "ada", "bob": "bob", "countess": "cy", "ada lovelace": "ada"}
+    assert [h.id for h in store.search_node_names("countess", "entity", 5)] == ["cy"]
+    # An id in use fails the call and its transaction: nothing of it is written.
+    with pytest.raises(BackendError), store.transaction():
+        store.insert_nodes([(Node("dee", "entity", "Dee", "thing", created_at=T0, updated_at=T0), [("Dee", "dee")]),
+                            (Node("bob", "entity", "Bob", "thing", created_at=T0, updated_at=T0), [("B", "b")])])
+    assert store.get_nodes(["dee"]) == {} and store.find_nodes("entity", ["dee", "b"]) == {}
+
+
 @contract("add_names")
 def test_add_names_reports_names_owned_by_another_node(store) -> None:
     node(store, "ada", "Ada")
@@ -181,6 +204,23 @@ def test_insert_edge_rejects_taken_ids_triples_and_missing_ends(store) -> None:
             store.insert_edge(Edge("fine", "b", "a", "likes", 0.8))
             store.insert_edge(bad)
         assert store.get_edges(["fine", bad.id]) == ({} if bad.id != "e1" else {"e1": store.get_edges(["e1"])["e1"]})
+
+
+@contract("insert_edges")
+def test_insert_edges_equals_insert_edge_one_by_one(store) -> None:
+    for n in "abc":
+        node(store, n, n.upper())
+    es = [Edge("e1", "a", "b", "knows", 0.7, T0, T0, valid_from="2020", properties={"w": 1}),
+          Edge("e2", "b", "c", "knows", 0.9, T0, T1, manual=True)]
+    with store.transaction():
+        store.insert_edges(es)
+        store.insert_edges([])
+    assert store.get_edges(["e1", "e2"]) == {"e1": es[0], "e2": es[1]}
+    assert store.edges_of(["b"]) == [es[1], es[0]]
+    for bad in (Edge("e1", "c", "a", "x", 0.8), Edge("e9", "a", "b", "knows", 0.8), Edge("e9", "a", "zz", "x", 0.8)):
+        with pytest.raises(BackendError), store.transaction():
+            store.insert_edges([Edge("fine", "c", "a", "likes", 0.8), bad])
+        assert store.get_edges(["fine", "e9"]) == {}
 
 
 @contract("edges_of", "edges_among", "adjacency")

@@ -257,6 +257,10 @@ class _GraphWriter:
         self._seen_prov: set[tuple[str, str, int | None, int | None, str]] = set()
         self._types: list[str] | None = None
         self._node_types: dict[str, str] = {}  # node id -> its type, as this ingest knows it
+        self._rel_types: set[str] | None = None
+        self._type_memo: dict[str, str] = {}  # entity type as given -> as stored
+        self._local_ids: set[str] = set()  # the values of self.local
+        self._pending_nodes: list[tuple[Node, Sequence[tuple[str, str]]]] = []
 
     # -- evidence ---------------------------------------------------------------------------
 
@@ -301,6 +305,9 @@ class _GraphWriter:
     # -- entities ---------------------------------------------------------------------------
 
     def _entity_type(self, raw: str) -> str:
+        known = self._type_memo.get(raw)
+        if known is not None:
+            return known
         canonical = self.ontology.normalize_type(raw)
         if self._types is None:
             self._types = self.store.ontology_types(ENTITY)
@@ -310,39 +317,61 @@ class _GraphWriter:
         if chosen not in self._types:
             self.store.add_ontology_type(ENTITY, chosen, self.now)
             self._types.append(chosen)
+        if not note:  # a registered type stays what it is for the rest of the document (a remap warns each time)
+            self._type_memo[raw] = chosen
         return chosen
 
     def add_entities(self, entities: Sequence[EntitySpec]) -> None:
-        for i, ent in enumerate(entities):
+        """Resolve each entity against this document and the graph, create the new ones, attach new aliases.
+
+        The graph is asked once for every name of the document, and the new nodes are written in one batch
+        (before the next alias write, so that rows are numbered as one call per entity would number them):
+        what a name resolves to follows from the names seen so far, which ``owner`` tracks."""
+        specs = [(ent, [(ent.name, normalize_name(ent.name))] + [(a, normalize_name(a)) for a in ent.aliases])
+                 for ent in entities]
+        owner = self.store.find_nodes(ENTITY, list(dict.fromkeys(n for _, names in specs for _, n in names)))
+        for i, (ent, names) in enumerate(specs):
             label = f"entities[{i}] '{ent.name}'"
-            names = [(ent.name, normalize_name(ent.name))] + [(a, normalize_name(a)) for a in ent.aliases]
             node_id = next((self.local[n] for _, n in names if n in self.local), None)
             if node_id is None:
-                found = self.store.find_nodes(ENTITY, [n for _, n in names])
-                node_id = next((found[n] for _, n in names if n in found), None)
+                node_id = next((owner[n] for _, n in names if n in owner), None)
             etype = self._entity_type(ent.type)
             if node_id is None:
                 node_id = short_id("n_", ENTITY, names[0][1])
                 node = Node(node_id, ENTITY, ent.name, etype, created_at=self.now, updated_at=self.now)
-                self.store.insert_node(node, unique_names(names))
+                own = unique_names(names)
+                self._pending_nodes.append((node, own))
+                owner.update((n, node_id) for _, n in own)
                 self._node_types[node_id] = etype
                 self.new_nodes.append((node_id, ent.name))
                 self.store.append_event("node.added", node_id, self.now,
                                         {"kind": ENTITY, "name": ent.name, "type": etype, "doc_id": self.doc.doc_id})
                 self.result.nodes_added += 1
             else:
-                taken = self.store.add_names(node_id, ENTITY, unique_names(names))
+                fresh = [(a, n) for a, n in unique_names(names) if owner.get(n) != node_id]
+                taken = [n for _, n in fresh if n in owner]
+                if len(taken) < len(fresh):  # names no node has yet: written now, in order
+                    self._flush_nodes()
+                    self.store.add_names(node_id, ENTITY, [(a, n) for a, n in fresh if n not in owner])
+                    owner.update((n, node_id) for _, n in fresh if n not in owner)
                 if taken:
                     self.result.warnings.append(
                         f"{label}: alias(es) {taken} already name another entity; not added as aliases"
                     )
-                first_here = node_id not in self.local.values()
+                first_here = node_id not in self._local_ids
                 if first_here:
                     self.result.nodes_linked += 1
                 self._settle_type(node_id, etype, label, report=first_here)
             for _, n in names:
                 self.local.setdefault(n, node_id)
+            self._local_ids.add(node_id)
             self._evidence("node", node_id, ent.supporting_text, ent.name, label)
+        self._flush_nodes()
+
+    def _flush_nodes(self) -> None:
+        """Write the nodes created since the last flush (before anything reads or extends them)."""
+        pending, self._pending_nodes = self._pending_nodes, []
+        self.store.insert_nodes(pending)
 
     def _settle_type(self, node_id: str, etype: str, label: str, report: bool) -> None:
         """An existing entity meets a type: a specific type replaces the generic one (an agent's
@@ -351,6 +380,7 @@ class _GraphWriter:
         this document names the entity, if ``report``)."""
         if etype == GENERIC_TYPE or self._node_types.get(node_id) == etype:
             return
+        self._flush_nodes()
         existing = self.store.get_nodes([node_id])[node_id]
         self._node_types[node_id] = existing.type
         if existing.type == etype:
@@ -381,7 +411,7 @@ class _GraphWriter:
             text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
         if text is None:
             return []
-        taken: list[tuple[int, int]] = []  # spans already claimed by a longer name
+        taken = bytearray(len(text))  # 1 where a longer name has claimed the character
         out: list[Mention] = []
         for name in sorted(self.local, key=len, reverse=True):  # "memory leak" before "memory"
             nid, count, pos = self.local[name], 0, 0
@@ -397,12 +427,12 @@ class _GraphWriter:
                         break
                 if _is_word_char(text, i - 1) or _is_word_char(text, j):
                     continue
-                if any(a < j and i < b for a, b in taken):
+                if taken.find(1, i, j) >= 0:
                     continue
                 chunk = self.locator.chunk_for_span(i, j)
                 if chunk is None:
                     continue
-                taken.append((i, j))
+                taken[i:j] = b"\x01" * (j - i)
                 count += 1
                 out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, i, j))
         out.sort(key=lambda m: m.start)
@@ -410,49 +440,37 @@ class _GraphWriter:
 
     # -- relations --------------------------------------------------------------------------
 
-    def _resolve(self, name: str) -> str | None:
-        norm = normalize_name(name)
-        if norm in self.local:
-            return self.local[norm]
-        found = self.store.find_nodes(ENTITY, [norm])
-        return found.get(norm)
-
     def add_relations(self, relations: Sequence[RelationSpec]) -> None:
+        """Check each relation, then create the new edges in one batch and strengthen the existing ones.
+
+        The first pass resolves ends and types (the graph asked once for the names this document does not
+        define, once for the edges), the second writes in the relations' order, so warnings and rows come
+        out as one relation at a time would give them."""
         min_conf = self.ctx.config.graph.min_confidence
+        unknown = {normalize_name(n) for rel in relations for n in (rel.source, rel.target)} - self.local.keys()
+        found = self.store.find_nodes(ENTITY, sorted(unknown)) if unknown else {}
+        checked: list[tuple[str, RelationSpec, str | None, tuple[str, str, str] | None]] = []
         for i, rel in enumerate(relations):
             label = f"relations[{i}] '{rel.source} --[{rel.type}]--> {rel.target}'"
-            if rel.confidence < min_conf:
-                self.result.warnings.append(
-                    f"{label}: confidence {rel.confidence:g} is below the minimum {min_conf:g}; skipped"
-                )
+            checked.append((label, rel, *self._check_relation(rel, label, min_conf, found)))
+        existing = self.store.find_edges(t for *_, t in checked if t is not None)
+        new_edges: dict[tuple[str, str, str], Edge] = {}
+        for label, rel, skipped, triple in checked:
+            if skipped is not None or triple is None:
+                self.result.warnings.append(skipped or f"{label}: skipped")
                 continue
-            norm = self.ontology.normalize_relation(rel.type)
-            if not norm.type:
-                self.result.warnings.append(f"{label}: relation type is empty after normalisation; skipped")
-                continue
-            src, dst = self._resolve(rel.source), self._resolve(rel.target)
-            missing = [n for n, v in ((rel.source, src), (rel.target, dst)) if v is None]
-            if missing:
-                self.result.warnings.append(
-                    f"{label}: entity {', '.join(repr(m) for m in missing)} is neither in this document's entity "
-                    "list nor in the graph; skipped (add it to 'entities')"
-                )
-                continue
-            assert src is not None and dst is not None
-            if norm.swapped:
-                src, dst = dst, src
-            if src == dst:
-                self.result.warnings.append(f"{label}: source and target are the same entity; skipped")
-                continue
-            self.store.add_ontology_type("relation", norm.type, self.now)
-            edge = self.store.find_edge(src, norm.type, dst)
+            src, rtype, dst = triple
+            if rtype not in self._relation_types():
+                self.store.add_ontology_type("relation", rtype, self.now)
+                self._relation_types().add(rtype)
+            edge = new_edges.get(triple) or existing.get(triple)
             if edge is None:
-                edge = Edge(short_id("r_", src, norm.type, dst), src, dst, norm.type, rel.confidence,
+                edge = Edge(short_id("r_", src, rtype, dst), src, dst, rtype, rel.confidence,
                             created_at=self.now, updated_at=self.now)
-                self.store.insert_edge(edge)
+                new_edges[triple] = edge
                 self.new_edges.append((edge.id, fact_text(rel.source, rel.type, rel.target)))
                 self.store.append_event("edge.added", edge.id, self.now, {
-                    "source": src, "target": dst, "type": norm.type, "confidence": rel.confidence,
+                    "source": src, "target": dst, "type": rtype, "confidence": rel.confidence,
                     "doc_id": self.doc.doc_id,
                 })
                 self.result.edges_added += 1
@@ -460,11 +478,37 @@ class _GraphWriter:
                 if rel.confidence > edge.confidence:
                     edge.confidence = rel.confidence
                     edge.updated_at = self.now
-                    self.store.update_edge(edge)
+                    if triple not in new_edges:  # a new edge is written below with what it has by then
+                        self.store.update_edge(edge)
                 self.result.edges_supported += 1
             self._evidence("edge", edge.id, rel.supporting_text, "", label, rel.confidence)
+        self.store.insert_edges(list(new_edges.values()))
 
+    def _check_relation(self, rel: RelationSpec, label: str, min_conf: float, found: Mapping[str, str]
+                        ) -> tuple[str | None, tuple[str, str, str] | None]:
+        """``(why it is skipped, None)`` or ``(None, (source id, normalised type, target id))``."""
+        if rel.confidence < min_conf:
+            return f"{label}: confidence {rel.confidence:g} is below the minimum {min_conf:g}; skipped", None
+        norm = self.ontology.normalize_relation(rel.type)
+        if not norm.type:
+            return f"{label}: relation type is empty after normalisation; skipped", None
+        ends = [self.local.get(n) or found.get(n) for n in (normalize_name(rel.source), normalize_name(rel.target))]
+        missing = [n for n, v in zip((rel.source, rel.target), ends) if v is None]
+        if missing:
+            return (f"{label}: entity {', '.join(repr(m) for m in missing)} is neither in this document's entity "
+                    "list nor in the graph; skipped (add it to 'entities')"), None
+        src, dst = ends
+        assert src is not None and dst is not None
+        if norm.swapped:
+            src, dst = dst, src
+        if src == dst:
+            return f"{label}: source and target are the same entity; skipped", None
+        return None, (src, norm.type, dst)
 
+    def _relation_types(self) -> set[str]:
+        if self._rel_types is None:
+            self._rel_types = set(self.store.ontology_types("relation"))
+        return self._rel_types
 
 
 def fact_text(source: str, relation_type: str, target: str) -> str:

@@ -23,6 +23,11 @@ class GraphStore(Protocol):
         exists: BackendError."""
         ...
 
+    def insert_nodes(self, items: Sequence[tuple[Node, Sequence[NameEntry]]]) -> None:
+        """:meth:`insert_node` for each ``(node, names)``, in order (names numbered as the single calls
+        would number them), in as few statements as the backend can: an ingest's new entities."""
+        ...
+
     def add_names(self, node_id: str, kind: str, names: Sequence[NameEntry]) -> list[str]:
         """Add aliases; returns the normalised names another node of ``kind`` already owns (those are
         not added). A name the node has already: nothing, not reported."""
@@ -74,6 +79,11 @@ class GraphStore(Protocol):
     def insert_edge(self, edge: Edge) -> None:
         """Insert an edge. Its id, or its ``(source, type, target)``, taken, or an end missing:
         BackendError."""
+        ...
+
+    def insert_edges(self, edges: Sequence[Edge]) -> None:
+        """:meth:`insert_edge` for each edge, in order, in as few statements as the backend can (same
+        errors: nothing of the call is written when one fails inside its transaction)."""
         ...
 
     def update_edge(self, edge: Edge) -> None:

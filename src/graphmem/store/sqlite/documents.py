@@ -26,6 +26,7 @@ class DocumentSqlMixin(SqlHelpers):
 
     _fts_memo: tuple[tuple[str, int] | None, str | None]
     _scores_memo: tuple[tuple[str, int, int] | None, dict[int, float] | None] = (None, None)
+    _just_inserted: tuple[dict[str, tuple[int, str]], dict[tuple[str, int], str]] = ({}, {})
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -79,7 +80,8 @@ class DocumentSqlMixin(SqlHelpers):
     def insert_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
         """Store a new document version with its chunks; it becomes the latest."""
         c = self.conn
-        c.execute("UPDATE documents SET is_latest = 0 WHERE doc_id = ? AND is_latest = 1", (doc.doc_id,))
+        if doc.version > 1:  # a first version has no earlier one to retire
+            c.execute("UPDATE documents SET is_latest = 0 WHERE doc_id = ? AND is_latest = 1", (doc.doc_id,))
         c.execute(
             "INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata, created_at,"
             " is_latest, chunk_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
@@ -92,6 +94,9 @@ class DocumentSqlMixin(SqlHelpers):
             'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text) VALUES (?, ?, ?, ?, ?, ?, ?)',
             [(ch.chunk_id, ch.doc_id, ch.version, ch.ordinal, ch.start, ch.end, ch.text) for ch in chunks],
         )
+        # What the document's evidence will be compared with (EvidenceSqlMixin.insert_provenance), without a read.
+        self._just_inserted = ({ch.chunk_id: (ch.start, ch.text) for ch in chunks},
+                               {(doc.doc_id, doc.version): doc.created_at})
 
     def delete_document(self, doc_id: str) -> LostEvidence:
         """Delete every version of a document, its chunks and provenance.

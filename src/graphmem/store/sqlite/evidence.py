@@ -16,6 +16,16 @@ __all__ = ["EvidenceSqlMixin"]
 # Per-document reads must use the (doc_id, version) index: left to itself the planner picks
 # (item_kind, item_id) for "item_kind = 'edge'" and scans every edge's evidence.
 _BY_DOC = "INDEXED BY provenance_doc"
+# A quote that is exactly its span of the chunk it cites is stored as the span (text ''): it is rebuilt here from
+# the chunk, so every read returns the same bytes (a third of the evidence table was text stored twice).
+PROVENANCE_TEXT = ("CASE WHEN p.text = '' AND p.start IS NOT NULL THEN coalesce((SELECT substr(c.text,"
+                   " p.start - c.start + 1, p.\"end\" - p.start) FROM chunks c WHERE c.chunk_id = p.chunk_id), '')"
+                   " ELSE p.text END")
+# Likewise a record made when its document version was (every record an ingest writes) stores created_at ''.
+PROVENANCE_CREATED = ("CASE WHEN p.created_at = '' THEN coalesce((SELECT d.created_at FROM documents d WHERE"
+                      " d.doc_id = p.doc_id AND d.version = p.version), '') ELSE p.created_at END")
+_PROV_COLS = ('p.id, p.item_kind, p.item_id, p.doc_id, p.version, p.chunk_id, p.start, p."end", '
+              f"{PROVENANCE_TEXT} AS text, p.confidence, {PROVENANCE_CREATED} AS created_at")
 # Entities whose passage counts entity_chunk_counts keeps between writes (a bound on memory).
 _COUNT_CACHE_MAX = 200_000
 
@@ -24,17 +34,44 @@ class EvidenceSqlMixin(SqlHelpers):
     """Provenance and mentions."""
 
     _count_cache: tuple[tuple[int, int] | None, dict[str, int]] = (None, {})
+    # The chunks (id -> (start, text)) and the creation time of the document version stored last in the current
+    # transaction (DocumentSqlMixin.insert_document sets it, the end of the transaction clears it).
+    _just_inserted: tuple[dict[str, tuple[int, str]], dict[tuple[str, int], str]] = ({}, {})
 
     # -- provenance ------------------------------------------------------------------------------
 
     def insert_provenance(self, records: Sequence[Provenance]) -> None:
-        """Append evidence records."""
+        """Append evidence records (a quote that is exactly its span of the cited chunk is stored as the span, a
+        creation time that is the document version's as '')."""
+        # The document just stored (an ingest's evidence cites it) is known without a read; others are read.
+        chunks, created = self._just_inserted
+        spans = {p.chunk_id for p in records if p.chunk_id and p.start is not None and p.end is not None and p.text
+                 and p.chunk_id not in chunks}
+        if spans:
+            chunks = {**chunks, **{r[0]: (r[1], r[2]) for r in self._rows_in(
+                "SELECT chunk_id, start, text FROM chunks WHERE chunk_id IN ({ids})", spans)}}
+        versions = {(p.doc_id, p.version) for p in records} - created.keys()
+        if versions:
+            created = {**created, **{(r[0], r[1]): r[2] for r in self._rows(
+                "SELECT d.doc_id, d.version, d.created_at FROM json_each(?) j JOIN documents d ON"
+                " d.doc_id = json_extract(j.value, '$[0]') AND d.version = json_extract(j.value, '$[1]')",
+                (json.dumps(list(versions)),))}}
+
+        def stored_text(p: Provenance) -> str:
+            got = chunks.get(p.chunk_id) if p.chunk_id else None
+            if got is None or p.start is None or p.end is None:
+                return p.text
+            first, text = got
+            inside = 0 <= p.start - first <= p.end - first <= len(text)
+            return "" if inside and text[p.start - first:p.end - first] == p.text else p.text
+
         self.conn.executemany(
             'INSERT INTO provenance (item_kind, item_id, doc_id, version, chunk_id, start, "end", text, confidence,'
             " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (p.item_kind, p.item_id, p.doc_id, p.version, p.chunk_id, p.start, p.end, p.text, p.confidence,
-                 p.created_at)
+                (p.item_kind, p.item_id, p.doc_id, p.version, p.chunk_id, p.start, p.end, stored_text(p),
+                 p.confidence, "" if p.created_at and created.get((p.doc_id, p.version)) == p.created_at
+                 else p.created_at)
                 for p in records
             ],
         )
@@ -48,8 +85,8 @@ class EvidenceSqlMixin(SqlHelpers):
         if limit_per_item is None:
             for part in batches(ids):
                 rows = self._rows(
-                    f"SELECT * FROM provenance WHERE item_kind = ? AND item_id IN ({','.join('?' * len(part))})"
-                    " ORDER BY id DESC",
+                    f"SELECT {_PROV_COLS} FROM provenance p WHERE p.item_kind = ? AND p.item_id IN"
+                    f" ({','.join('?' * len(part))}) ORDER BY p.id DESC",
                     [item_kind, *part],
                 )
                 for r in rows:
@@ -59,7 +96,8 @@ class EvidenceSqlMixin(SqlHelpers):
         # much evidence a popular entity has piled up.
         for item_id in ids:
             rows = self._rows(
-                "SELECT * FROM provenance WHERE item_kind = ? AND item_id = ? ORDER BY id DESC LIMIT ?",
+                f"SELECT {_PROV_COLS} FROM provenance p WHERE p.item_kind = ? AND p.item_id = ? ORDER BY p.id DESC"
+                " LIMIT ?",
                 (item_kind, item_id, limit_per_item),
             )
             if rows:
@@ -85,7 +123,7 @@ class EvidenceSqlMixin(SqlHelpers):
         out: dict[str, Provenance] = {}
         for part in batches(ids):
             rows = self._rows(
-                "SELECT p.* FROM provenance p WHERE p.id IN (SELECT (SELECT q.id FROM provenance q"
+                f"SELECT {_PROV_COLS} FROM provenance p WHERE p.id IN (SELECT (SELECT q.id FROM provenance q"
                 " WHERE q.item_kind = ? AND q.item_id = x.value ORDER BY q.id LIMIT 1) FROM json_each(?) x)",
                 (item_kind, json.dumps(list(part))),
             )
@@ -305,7 +343,7 @@ class EvidenceSqlMixin(SqlHelpers):
         for each, in the order they were first stated."""
         rows = self._rows(
             "SELECT e.*, p.id AS p_id, p.chunk_id AS p_chunk, p.start AS p_start, p.\"end\" AS p_end,"
-            " p.text AS p_text, p.confidence AS p_conf, p.created_at AS p_created"
+            f" {PROVENANCE_TEXT} AS p_text, p.confidence AS p_conf, {PROVENANCE_CREATED} AS p_created"
             f" FROM (SELECT item_id, min(id) AS first FROM provenance {_BY_DOC} WHERE doc_id = ? AND version = ?"
             " AND item_kind = 'edge' GROUP BY item_id) f JOIN edges e ON e.id = f.item_id"
             " JOIN provenance p ON p.id = f.first ORDER BY f.first LIMIT ?", (doc_id, version, limit))

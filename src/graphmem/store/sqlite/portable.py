@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, InvalidInput
+from .evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
 from .schema_memory import REPLAYED_TABLES
 from .sqlbase import SqlHelpers
 
@@ -80,7 +81,7 @@ class PortableSqlMixin(SqlHelpers):
         try:
             conn.execute("BEGIN")  # one snapshot for every table
             for table in wanted:
-                cur = conn.execute(f'SELECT * FROM "{table}"')
+                cur = conn.execute(_dump_select(conn, table))
                 cols = [d[0] for d in cur.description]
                 for row in cur:
                     yield table, {c: _encode(v) for c, v in zip(cols, row)}
@@ -222,6 +223,16 @@ class PortableSqlMixin(SqlHelpers):
             raise BackendError(f"replay to event {event_id} failed: {exc}; nothing was written") from None
         conn.close()
         return {"undone": undone, "orphans": orphans, "events": kept}
+
+
+def _dump_select(conn: sqlite3.Connection, table: str) -> str:
+    """``SELECT *`` of ``table``, with evidence quotes stored as spans (and creation times as their document's)
+    written out in full (an export holds the text itself, whoever reads it)."""
+    if table != "provenance":
+        return f'SELECT * FROM "{table}"'
+    cols = [r[1] for r in conn.execute('PRAGMA table_info("provenance")')]
+    derived = {"text": f"{PROVENANCE_TEXT} AS text", "created_at": f"{PROVENANCE_CREATED} AS created_at"}
+    return "SELECT " + ", ".join(derived.get(c, f"p.{_q(c)}") for c in cols) + " FROM provenance p"
 
 
 def _q(col: str) -> str:

@@ -77,6 +77,7 @@ class TransactionMixin:
     _hooks: list[tuple[Callable[[], None] | None, Callable[[], None] | None, Callable[[], None] | None]]
     _event_buffer: list[tuple[int, str, str, str, str | None, str]]
     _next_event_id: int
+    _just_inserted: tuple[dict[str, tuple[int, str]], dict[tuple[str, int], str]]
     _flush_events: Callable[[], None]  # EventSqlMixin's: writes the events buffered for COMMIT
 
     def on_commit(self, before: Callable[[], None] | None = None, undo: Callable[[], None] | None = None,
@@ -176,6 +177,7 @@ class TransactionMixin:
             finally:
                 self._depth = 0
                 self._event_buffer = []  # written at COMMIT, or gone with the rollback
+                self._just_inserted = ({}, {})  # rows of this transaction only (a rollback may take them)
                 hooks, self._hooks = self._hooks, []
             for _, _, after in hooks:
                 if after is not None:
@@ -193,6 +195,7 @@ class TransactionMixin:
             try:
                 yield
             except BaseException:
+                self._just_inserted = ({}, {})  # the unit's rows may be gone
                 self._undo_hooks(mark)  # what this unit tied to the commit goes with it
                 if len(self._event_buffer) > events_mark:  # and so do the events it appended
                     self._next_event_id = self._event_buffer[events_mark][0]
