@@ -119,6 +119,23 @@ def test_links_backlinks(store) -> None:
     assert store.page_links_of("ada") == [] and store.page_backlinks("bob") == [("cy", 1)]
 
 
+@contract("backlink_sources")
+def test_backlink_sources_in_slug_order(store) -> None:
+    save(store, page("zed", category="summary"), links=[PageLink("hub", 1), PageLink("other", 2)])
+    save(store, page("amy", category="summary"), links=[PageLink("hub", 4)])
+    save(store, page("hub"), links=[PageLink("hub", 1)])  # its own link is left out
+    save(store, page("kim", category="concepts"), links=[PageLink("hub", 1)])
+    save(store, page("bea", category="summary"), links=[PageLink("hub", 1), PageLink("hub#x", 2)])
+    assert store.backlink_sources("hub", 10) == ["amy", "bea", "kim", "zed"]
+    assert store.backlink_sources("hub", 10, category="summary") == ["amy", "bea", "zed"]
+    assert store.backlink_sources("hub", 2, category="summary") == ["amy", "bea"]
+    save(store, page("amy", category="summary"), links=[PageLink("hub", 9)])  # re-saved: same place
+    assert store.backlink_sources("hub", 2, category="summary") == ["amy", "bea"]
+    save(store, page("bea", category="summary"), links=[])
+    assert store.backlink_sources("hub", 10, category="summary") == ["amy", "zed"]
+    assert store.backlink_sources("nobody", 5) == []
+
+
 @contract("wiki_index_counts", "wiki_index_rows", "wiki_index_prev")
 def test_index_counts_rows_and_order(store) -> None:
     save(store, page("b", title="Beta", shard="b", summary="second"))

@@ -35,7 +35,7 @@ from ..store.rows import Claim, DocVersion
 from ..text import normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
-from .markdown import dump_front_matter, replace_generated, split_front_matter
+from .markdown import dump_front_matter, parse_links, replace_generated, split_front_matter
 from .slugs import fallback_slug, page_path, slugify
 
 if TYPE_CHECKING:
@@ -183,8 +183,6 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
                 gone = prev - store.document_claim_ids(doc.doc_id, doc.version)
                 dropped = sorted(store.get_edges(gone).values(), key=lambda e: e.id)[:max_claims]
         per_doc[doc.doc_id] = (claims, ents, dropped)
-        for e, p in claims:
-            ctx.prov.setdefault(e.id, p)
         ent_ids += ents + [x for e, _ in claims for x in (e.source, e.target)]
         ent_ids += [x for e in dropped for x in (e.source, e.target)]
     ent_ids = list(dict.fromkeys(ent_ids))
@@ -212,7 +210,9 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     ctx.opposed = store.find_edges((e.source, opposite[e.type], e.target) for e in shown if e.type in opposite)
     edge_ids = {e.id for e in shown} | {e.id for v in per_doc.values() for e in v[2]}
     edge_ids |= {e.id for e in ctx.opposed.values()}
-    ctx.prov.update({k: v for k, v in store.first_provenance("edge", edge_ids - set(ctx.prov)).items()})
+    # The first evidence of every edge shown, whichever documents are in this batch: a page then
+    # reads the same when its documents are regenerated one at a time or together.
+    ctx.prov = store.first_provenance("edge", edge_ids)
     ref_docs = set(doc_ids) | {p.doc_id for p in ctx.prov.values()} | {d for v in per_ent.values() for d, _ in v[2]}
     ctx.docs = store.latest_documents(ref_docs)
 
@@ -235,6 +235,9 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     moved = _move_legacy_slugs(core, targets, existing, docs, ctx, planned)
     vacated = set(moved)
     adopt: dict[str, Page] = {}
+    # Summary titles this batch gives new pages: a later document of the same title is told apart
+    # by its id, as it is when the two are regenerated one document at a time.
+    new_titles: set[str] = set()
     for i, (subject, category, title) in enumerate(targets):
         if subject in ctx.slugs:
             continue
@@ -244,9 +247,11 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
             ctx.slugs[subject] = same.slug
             planned.add(same.slug)
             continue
-        if same is not None and subject.startswith(DOC):  # another document's summary has this title
-            title = f"{title} ({subject[len(DOC):]})"
+        if subject.startswith(DOC) and (same is not None or normalize_name(title) in new_titles):
+            title = f"{title} ({subject[len(DOC):]})"  # another document's summary has this title
             targets[i] = (subject, category, title)
+        elif subject.startswith(DOC):
+            new_titles.add(normalize_name(title))
         base = summary_slug_base(title, subject) if subject.startswith(DOC) else _base_slug(title, subject)
         ctx.slugs[subject] = _allocate(store, core.dir, category, base, planned, vacated)
 
@@ -254,6 +259,9 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
 
     # -- render ---------------------------------------------------------------------------------------
     plan = Plan()
+    # Summary pages rewritten in this batch -> the pages their new text links to: an entity page's
+    # "See also" reads them from here, not from the rows they are about to replace.
+    relinked: dict[str, set[str]] = {}
     for subject, category, title in targets:
         page = existing.get(subject) or adopt.get(subject)
         slug = ctx.slugs[subject]
@@ -265,7 +273,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         else:
             nid = subject[len(ENT):]
             rels, more_rels, ds, more_docs, conflicts = per_ent[nid]
-            backs = store.page_backlinks(slug, max_back, category="summary") if page else []
+            backs = _see_also_sources(store, slug, max_back, relinked)
             block, sources = _entity_block(ctx, store, ctx.nodes[nid], rels, more_rels, ds, more_docs, conflicts,
                                            backs, opposite)
             tags = ["entity", ctx.nodes[nid].type]
@@ -274,6 +282,9 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         w = _page_write(core, page, category, slug, title, subject, block, sources, tags, aliases, now)
         if w is not None:
             plan.writes.append(w)
+            if w.category == "summary":
+                body = split_front_matter(w.text, w.front_matter)[1]
+                relinked[w.slug] = {ln.target for ln in parse_links(body)}
     # A new entity page lists documents whose summary pages named it as plain text: those
     # summaries are marked, so that the next round links them to it.
     relink = {DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
@@ -286,6 +297,21 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
                  "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
                  "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": sorted(relink)}
     return plan
+
+
+def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, set[str]]) -> list[str]:
+    """The first ``limit`` summary pages (by slug) that link to ``slug``: the stored links of
+    those not rewritten in this batch and the new links of those that are, so that the list is
+    the same whether the batch held one document or many."""
+    fetch = limit
+    while True:
+        stored = store.backlink_sources(slug, fetch, category="summary")
+        kept = [s for s in stored if s not in relinked]
+        if len(stored) < fetch or len(kept) >= limit:
+            break
+        fetch *= 2
+    fresh = [s for s, targets in relinked.items() if slug in targets and s != slug]
+    return sorted(set(kept) | set(fresh))[:limit]
 
 
 def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, title: str, subject: str,
@@ -349,7 +375,7 @@ def _summary_block(ctx: _Ctx, store: Store, d: Document, claims: Sequence[tuple[
 
 def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_rels: bool,
                   ds: Sequence[tuple[str, int]], more_docs: bool, conflicts: list[Edge],
-                  backs: Sequence[tuple[str, int]],
+                  backs: Sequence[str],
                   opposite: dict[str, str]) -> tuple[str, list[str]]:
     head = f"**Type:** {_md(node.type)}"
     if node.aliases:
@@ -368,7 +394,7 @@ def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_re
         doc_lines.append("- … more documents name it")
     lines += _section("Documents", doc_lines, "_No document names it yet._")
     listed = {ctx.slugs.get(DOC + d) for d, _ in ds}
-    see = [f"- [[{src}]]" for src in dict.fromkeys(s for s, _ in backs) if src not in listed]
+    see = [f"- [[{src}]]" for src in backs if src not in listed]
     lines += _section("See also", see)
     found = _opposite_lines(ctx, [*conflicts, *rels], opposite)
     for e in rels:  # a claim whose first source dropped it in a later version

@@ -101,6 +101,11 @@ class WikiStore(Protocol):
         """Links to ``slug`` from other pages (of ``category``), oldest first; self-links left out."""
         ...
 
+    def backlink_sources(self, slug: str, limit: int, category: str | None = None) -> list[str]:
+        """Slugs of the other pages (of ``category``) that link to ``slug``, each once, in slug
+        order, at most ``limit`` (an order that does not depend on when each page was saved)."""
+        ...
+
     def page_links_of(self, slug: str) -> list[PageLink]:
         """The links a page makes, by line."""
         ...

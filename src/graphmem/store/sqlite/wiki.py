@@ -256,6 +256,18 @@ class WikiSqlMixin(SqlHelpers):
                             " LIMIT ?", (slug, slug, category, -1 if limit is None else limit))
         return [Backlink(r[0], r[1]) for r in rows]
 
+    def backlink_sources(self, slug: str, limit: int, category: str | None = None) -> list[str]:
+        """Source slugs of links to ``slug`` (from pages of ``category``), slug order, at most
+        ``limit``: one range of the (target, source) index, no sort over a hub's backlinks."""
+        if category is None:
+            rows = self._rows("SELECT DISTINCT source FROM page_links INDEXED BY page_links_target_source"
+                              " WHERE target = ? AND source != ? ORDER BY source LIMIT ?", (slug, slug, limit))
+        else:
+            rows = self._rows("SELECT DISTINCT l.source FROM page_links l INDEXED BY page_links_target_source"
+                              " JOIN pages p ON p.slug = l.source WHERE l.target = ? AND l.source != ?"
+                              " AND p.category = ? ORDER BY l.source LIMIT ?", (slug, slug, category, limit))
+        return [r[0] for r in rows]
+
     def page_links_of(self, slug: str) -> list[PageLink]:
         """The links a page makes, in order."""
         return [PageLink(r[0], r[1], r[2]) for r in
