@@ -157,3 +157,53 @@ def test_unchanged_pages_are_not_rewritten(tmp_path: Path, n: int) -> None:
         assert (kb.wiki.dir / "log.md").read_bytes() == log
     finally:
         kb.close()
+
+
+def test_front_matter_from_the_row_only_for_files_as_indexed(tmp_path: Path) -> None:
+    """Regeneration takes a page's front matter from its row instead of parsing graphmem's own
+    YAML again: that is what the file says while the file is as indexed; a file changed on disk
+    since (not synced yet) is parsed, and what a person added there survives the rewrite."""
+    from graphmem.frontmatter import load_front_matter
+    from graphmem.wiki.markdown import split_front_matter
+
+    kb = _open(tmp_path / "kb")
+    try:
+        _ingest(kb, [_doc(i) for i in range(20)], batched=True)
+        pages = [p for p in kb.store.list_pages() if p.subject]
+        assert len(pages) > 20
+        for p in pages:
+            text = (kb.wiki.dir / p.path).read_text(encoding="utf-8")
+            raw = text.split("---\n", 2)[1]
+            assert load_front_matter(raw) == p.front_matter, p.path
+        page = next(p for p in kb.store.list_pages("entity") if p.subject and p.title == "Ada Lovelace")
+        path = kb.wiki.dir / page.path
+        path.write_text(path.read_text(encoding="utf-8").replace("---\n", "---\nreviewed: yes\n", 1),
+                        encoding="utf-8")
+        kb.ingest_with_content("extra", "Extra", "extra.md", "Ada Lovelace created ALGOL.",
+                               [{"name": "Ada Lovelace", "type": "person", "supporting_text": "Ada Lovelace"},
+                                {"name": "ALGOL", "type": "concept", "supporting_text": "ALGOL"}],
+                               [{"source": "Ada Lovelace", "target": "ALGOL", "type": "created",
+                                 "confidence": 0.9, "supporting_text": "Ada Lovelace created ALGOL."}])
+        text = path.read_text(encoding="utf-8")
+        fm, body, _, error = split_front_matter(text)
+        assert error is None and fm["reviewed"] is True and "[[doc-extra]]" in body
+    finally:
+        kb.close()
+
+
+def test_names_seen_once_get_no_page_unless_a_person_wrote_one(tmp_path: Path) -> None:
+    """The bulk check for entities that get no page (one document, no relation) keeps both
+    rules: no page of their own, but a hand-written page of the same name gets the block."""
+    kb = _open(tmp_path / "kb")
+    try:
+        kb.wiki.write_page("entity", "Zurich", "# Zurich\n\nMy notes on the city.\n")
+        ents = [{"name": n, "type": "location", "supporting_text": n} for n in ("Zurich", "Basel")]
+        kb.ingest_with_content("trip", "Trip", "trip.md", "From Basel to Zurich by train.", ents, [])
+        assert sorted(p.slug for p in kb.store.list_pages("entity")) == ["zurich"]
+        text = (kb.wiki.dir / "entity" / "zurich.md").read_text(encoding="utf-8")
+        assert "My notes on the city." in text and "[[doc-trip]]" in text
+        assert kb.store.get_page("zurich").subject is not None
+        summary = (kb.wiki.dir / "summary" / "doc-trip.md").read_text(encoding="utf-8")
+        assert "[[zurich]]" in summary and "**Basel**" in summary
+    finally:
+        kb.close()

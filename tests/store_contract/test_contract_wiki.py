@@ -119,6 +119,19 @@ def test_links_backlinks(store) -> None:
     assert store.page_links_of("ada") == [] and store.page_backlinks("bob") == [("cy", 1)]
 
 
+@contract("find_pages")
+def test_find_pages_is_find_page_for_many_titles(store) -> None:
+    save(store, page("ada-lovelace", title="Ada Lovelace", subject="entity:ada"))
+    save(store, page("ada-lovelace-2", title="Ada  LOVELACE"))
+    save(store, page("bob", title="Bob"))
+    save(store, page("bob-c", category="concepts", title="Bob"))
+    found = store.find_pages("entities", ["ada lovelace", "bob", "nobody", "bob"])
+    assert {k: p.slug for k, p in found.items()} == {"ada lovelace": "ada-lovelace", "bob": "bob"}
+    assert found["ada lovelace"].subject == "entity:ada" and found["bob"].title == "Bob"
+    assert {k: p.slug for k, p in store.find_pages("concepts", ["bob", "ada lovelace"]).items()} == {"bob": "bob-c"}
+    assert store.find_pages("entities", []) == {}
+
+
 @contract("backlink_sources")
 def test_backlink_sources_in_slug_order(store) -> None:
     save(store, page("zed", category="summary"), links=[PageLink("hub", 1), PageLink("other", 2)])

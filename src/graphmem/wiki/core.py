@@ -41,7 +41,7 @@ from ..models import ENTITY, Page, PageLink
 from ..text import content_hash, normalize_name, short_id
 from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
 from .indexfiles import stage_index
-from .markdown import index_text, parse_page
+from .markdown import ParsedPage, index_text, parse_page
 from .scan import dir_state, index_temp_files, page_entries, scan
 from .slugs import shard_of
 
@@ -69,6 +69,7 @@ class PageWrite:
     from_disk: bool = False  # the text is already the file's (sync): index, do not write
     stat: tuple[int, int] | None = None  # (size, mtime_ns) of the file on disk, with from_disk
     front_matter: dict[str, Any] | None = None  # what ``text`` was rendered with (skips re-parsing)
+    parsed: ParsedPage | None = None  # ``parse_page`` of ``text``, when the planner needed it already
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -155,7 +156,7 @@ class WikiCore:
     def build_row(self, w: PageWrite, size: int, mtime_ns: int, now: str
                   ) -> tuple[Page, list[PageLink], list[tuple[str, int, str]], list[tuple[str, int | None]]]:
         """The index row of a page from its file text."""
-        parsed = parse_page(w.text, w.category, w.front_matter)
+        parsed = w.parsed or parse_page(w.text, w.category, w.front_matter)
         fm = parsed.front_matter
         raw_title = fm.get("title")
         title = raw_title if isinstance(raw_title, str) and raw_title.strip() else None

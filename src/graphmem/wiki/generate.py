@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..models import Document, Edge, Node, Page, Provenance
 from ..store.rows import Claim, DocVersion
-from ..text import normalize_name
+from ..text import content_hash, normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
-from .markdown import dump_front_matter, parse_links, replace_generated, split_front_matter
+from .markdown import dump_front_matter, parse_page, replace_generated, split_front_matter
 from .slugs import fallback_slug, page_path, slugify
 
 if TYPE_CHECKING:
@@ -192,7 +192,10 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     ent_ids = [n for n in ent_ids if n in ctx.nodes]
     per_ent: dict[str, tuple[list[Edge], bool, list[DocVersion], bool, list[Edge]]] = {}
     others: set[str] = set()
+    pageless = _pageless(store, ent_ids, ctx.nodes, min_docs)
     for nid in ent_ids:
+        if nid in pageless:
+            continue
         out, inc = store.strongest_edges(nid, max_rel)
         rels = sorted({e.id: e for e in out + inc}.values(), key=lambda e: (-e.confidence, e.created_at, e.id))
         more_rels = len(rels) > max_rel or len(out) == max_rel or len(inc) == max_rel
@@ -224,6 +227,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         if d in docs:
             targets.append((DOC + d, "summary", docs[d].title))
     for nid in ent_ids:
+        if nid in pageless:
+            continue
         rels, _, ds, _, _ = per_ent[nid]
         if ENT + nid not in ctx.slugs and not rels and len(ds) < min_docs:
             # Nothing to say beyond its one summary page (yet): no page, unless a person wrote one.
@@ -283,8 +288,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         if w is not None:
             plan.writes.append(w)
             if w.category == "summary":
-                body = split_front_matter(w.text, w.front_matter)[1]
-                relinked[w.slug] = {ln.target for ln in parse_links(body)}
+                w.parsed = parse_page(w.text, w.category, w.front_matter)  # build_row uses it too
+                relinked[w.slug] = {ln.target for ln in w.parsed.links}
     # A new entity page lists documents whose summary pages named it as plain text: those
     # summaries are marked, so that the next round links them to it.
     relink = {DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
@@ -297,6 +302,26 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
                  "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
                  "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": sorted(relink)}
     return plan
+
+
+def _pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_docs: int) -> set[str]:
+    """The entities of ``ent_ids`` that get no page now, found with a few bulk reads instead of
+    reading each one's relations and documents: no page yet, fewer evidence records than
+    ``min_docs`` (so fewer documents), no relation, and no page a person wrote under its name.
+    Most names a batch touches are such (named once, nothing linked); the others are decided
+    one by one as before."""
+    with_page = store.subject_slugs(ENT + n for n in ent_ids)
+    fresh = [n for n in ent_ids if ENT + n not in with_page]
+    if not fresh:
+        return set()
+    counts = store.count_provenance("node", fresh)
+    few = [n for n in fresh if counts.get(n, 0) < min_docs]
+    if not few:
+        return set()
+    linked = {x for e in store.edges_of(few) for x in (e.source, e.target)}
+    alone = [n for n in few if n not in linked]
+    written = store.find_pages("entity", {normalize_name(nodes[n].name) for n in alone})
+    return {n for n in alone if (p := written.get(normalize_name(nodes[n].name))) is None or p.subject is not None}
 
 
 def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, set[str]]) -> list[str]:
@@ -327,7 +352,10 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
         except UnicodeDecodeError:
             old_text = None
         if old_text is not None:
-            fm, body, _, error = split_front_matter(old_text)
+            # A file that is still what its row was indexed from has the row's front matter:
+            # graphmem's own YAML is not parsed again (a changed file is, in full).
+            known = page.front_matter if page.front_matter and page.content_hash == content_hash(old_text) else None
+            fm, body, _, error = split_front_matter(old_text, known)
             new_body = replace_generated(body, block)
             raw_had = fm.get("aliases")
             had: list[Any] = raw_had if isinstance(raw_had, list) else []

@@ -49,6 +49,11 @@ class WikiStore(Protocol):
         """The (oldest) page of a category with this normalised title; None when there is none."""
         ...
 
+    def find_pages(self, category: str, title_norms: Iterable[str]) -> dict[str, Page]:
+        """:meth:`find_page` for many titles at once: ``{normalised title: its oldest page}``
+        (titles without a page are left out)."""
+        ...
+
     def pages_by_subject(self, subjects: Iterable[str]) -> dict[str, Page]:
         """Generated pages by subject (``entity:<id>``, ``doc:<id>``)."""
         ...

@@ -68,6 +68,14 @@ class WikiSqlMixin(SqlHelpers):
                         (category, title_norm))
         return _page(rows[0]) if rows else None
 
+    def find_pages(self, category: str, title_norms: Iterable[str]) -> dict[str, Page]:
+        """The oldest page of the category per normalised title, for many titles at once."""
+        out: dict[str, Page] = {}
+        sql = "SELECT " + _PAGE_COLS + " FROM pages WHERE category = ? AND title_norm IN ({ids}) ORDER BY id"
+        for r in self._rows_in(sql, title_norms, before=[category]):
+            out.setdefault(r["title_norm"], _page(r))
+        return out
+
     def pages_by_subject(self, subjects: Iterable[str]) -> dict[str, Page]:
         """Generated pages by subject (``entity:<id>``, ``doc:<id>``)."""
         keys = list(dict.fromkeys(subjects))
