@@ -346,7 +346,7 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
     renamed = page is not None and page.slug != slug
     rel = f"{page.category if page else category}/{slug}.md" if renamed or page is None else page.path
     old = read_bytes(core.dir, core.abspath(page.path)) if page else None
-    if old is not None:
+    if old is not None and page is not None:
         try:
             old_text = old.decode("utf-8")
         except UnicodeDecodeError:
