@@ -9,7 +9,7 @@ batch by batch in turn:
 - ``store-only``  no embeddings, no wiki pages (the row's primitive).
 
 It prints wall and CPU ms per document (p50 over batches, and totals) and the ratios to
-store-only; ``--profile`` also prints the cProfile top functions (cumulative) of the default
+store-only; ``--profile N`` also prints the cProfile top N functions (cumulative, then own time) of the default
 config's ingests, which is what docs/benchmarks.md's "Default ingest and the wiki" quotes.
 
     python bench/ingest_wiki_tax.py --data ../shared/data [--docs 200] [--profile 25]
@@ -91,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     profile_text = ""
     if prof is not None:
         buf = io.StringIO()
-        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(args.profile)
+        stats = pstats.Stats(prof, stream=buf)
+        stats.sort_stats("cumulative").print_stats(args.profile)
+        stats.sort_stats("tottime").print_stats(args.profile)
         profile_text = buf.getvalue()
         print(profile_text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
+from ..store.rows import PageClaim, PageSource
 from ..text import content_hash, normalize_name, short_id
 from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
 from .indexfiles import stage_index
@@ -222,6 +223,15 @@ class WikiCore:
                     checked(self.dir, self.dir / "log.md")
                 now = ctx.now()
                 shards: dict[tuple[str, str], dict[str, Page | None]] = {}
+                # Rows are saved together (one statement per table), but always before a row is
+                # deleted: the store then sees the same order as page by page.
+                saves: list[tuple[Page, list[PageLink], list[PageClaim], list[PageSource]]] = []
+
+                def save_now() -> None:
+                    if saves:
+                        store.save_pages(saves)
+                        saves.clear()
+
                 # Deletes first: a page written here may take over a deleted one's subject.
                 for p in plan.deletes:
                     ftx.delete(self.abspath(p.path))
@@ -244,10 +254,11 @@ class WikiCore:
                     if old_row is not None and old_row.path != page.path:
                         ftx.delete(self.abspath(old_row.path))
                     if old_row is not None and old_row.slug != page.slug:  # renamed: the old row goes first
-                        store.delete_page_row(old_row.slug)  # (it holds the page node that save_page re-adds)
+                        save_now()
+                        store.delete_page_row(old_row.slug)  # (it holds the page node that save_pages re-adds)
                         shards.setdefault((old_row.category, old_row.shard), {})[old_row.slug] = None
                         shards.setdefault((page.category, page.shard), {})[page.slug] = page
-                    store.save_page(page, links, claims, sources)
+                    saves.append((page, links, claims, sources))
                     # The index lists slug, title and summary: rewrite it only when one changed.
                     if old_row is None or (old_row.category, old_row.shard, old_row.title, old_row.summary) != (
                             page.category, page.shard, page.title, page.summary):
@@ -258,6 +269,7 @@ class WikiCore:
                                "content_hash": page.content_hash, **w.extra}
                     store.append_event(f"wiki.{w.op}", page.slug, now, payload)
                     plan.saved.append(page)
+                save_now()
                 for slug, size, mtime in plan.stat_only:
                     store.set_page_stat(slug, size, mtime)
                 for etype, target, payload in plan.events:

@@ -41,6 +41,12 @@ class WikiStore(Protocol):
         the same ``subject``: BackendError."""
         ...
 
+    def save_pages(self, pages: Sequence[tuple[Page, Sequence[PageLink], Sequence[PageClaim], Sequence[PageSource]]]
+                   ) -> None:
+        """:meth:`save_page` for each ``(page, links, claims, sources)``, in order (a batch of
+        generated pages is one call: a backend may write each table once for all of them)."""
+        ...
+
     def get_page(self, slug: str, with_content: bool = False) -> Page | None:
         """The page with this slug; None when there is none."""
         ...
