@@ -267,6 +267,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     # Summary pages rewritten in this batch -> the pages their new text links to: an entity page's
     # "See also" reads them from here, not from the rows they are about to replace.
     relinked: dict[str, set[str]] = {}
+    links_to: dict[str, set[str]] = {}  # the same, inverted: target -> rewritten summaries linking to it
     for subject, category, title in targets:
         page = existing.get(subject) or adopt.get(subject)
         slug = ctx.slugs[subject]
@@ -278,7 +279,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         else:
             nid = subject[len(ENT):]
             rels, more_rels, ds, more_docs, conflicts = per_ent[nid]
-            backs = _see_also_sources(store, slug, max_back, relinked)
+            backs = _see_also_sources(store, slug, max_back, relinked, links_to.get(slug, set()))
             block, sources = _entity_block(ctx, store, ctx.nodes[nid], rels, more_rels, ds, more_docs, conflicts,
                                            backs, opposite)
             tags = ["entity", ctx.nodes[nid].type]
@@ -290,6 +291,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
             if w.category == "summary":
                 w.parsed = parse_page(w.text, w.category, w.front_matter)  # build_row uses it too
                 relinked[w.slug] = {ln.target for ln in w.parsed.links}
+                for target in relinked[w.slug]:
+                    links_to.setdefault(target, set()).add(w.slug)
     # A new entity page lists documents whose summary pages named it as plain text: those
     # summaries are marked, so that the next round links them to it.
     relink = {DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
@@ -324,10 +327,12 @@ def _pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_
     return {n for n in alone if (p := written.get(normalize_name(nodes[n].name))) is None or p.subject is not None}
 
 
-def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, set[str]]) -> list[str]:
+def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, set[str]], fresh: set[str]
+                      ) -> list[str]:
     """The first ``limit`` summary pages (by slug) that link to ``slug``: the stored links of
-    those not rewritten in this batch and the new links of those that are, so that the list is
-    the same whether the batch held one document or many."""
+    those not rewritten in this batch (``relinked``: rewritten summary -> its new link targets)
+    and ``fresh``, the rewritten ones that link to it now, so that the list is the same whether
+    the batch held one document or many."""
     fetch = limit
     while True:
         stored = store.backlink_sources(slug, fetch, category="summary")
@@ -335,8 +340,7 @@ def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, s
         if len(stored) < fetch or len(kept) >= limit:
             break
         fetch *= 2
-    fresh = [s for s, targets in relinked.items() if slug in targets and s != slug]
-    return sorted(set(kept) | set(fresh))[:limit]
+    return sorted(set(kept) | (fresh - {slug}))[:limit]
 
 
 def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, title: str, subject: str,
