@@ -243,10 +243,15 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     # Summary titles this batch gives new pages: a later document of the same title is told apart
     # by its id, as it is when the two are regenerated one document at a time.
     new_titles: set[str] = set()
+    wanted: dict[str, set[str]] = {}  # category -> titles of the pages to name (looked up at once)
+    for subject, category, title in targets:
+        if subject not in ctx.slugs:
+            wanted.setdefault(category, set()).add(normalize_name(title))
+    by_title = {category: store.find_pages(category, titles) for category, titles in wanted.items()}
     for i, (subject, category, title) in enumerate(targets):
         if subject in ctx.slugs:
             continue
-        same = store.find_page(category, normalize_name(title))
+        same = by_title[category].get(normalize_name(title))
         if same is not None and same.subject is None and same.slug not in planned:
             adopt[subject] = same  # a page written by hand about the same thing: add a block to it
             ctx.slugs[subject] = same.slug
