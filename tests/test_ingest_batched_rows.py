@@ -97,8 +97,17 @@ def build(home: Path) -> list[Any]:
     return said
 
 
+def masked(text: str, home: Path) -> str:
+    """``text`` with the paths of the home folder and of this checkout masked (the rows must not depend on
+    where the repository is cloned: ingested files record their absolute path)."""
+    for path, mask in ((home.resolve(), "<home>"), (home, "<home>"), (EXAMPLES.parent, "<repo>")):
+        text = text.replace(str(path), mask)
+    return text
+
+
 def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
-    """Every row of every table but the bookkeeping ones, in rowid order, the home folder's path masked."""
+    """Every row of every table but the bookkeeping ones, in rowid order, the paths of the home folder and of
+    the checkout masked."""
     conn = sqlite3.connect(db)
     try:
         virtual = "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'"
@@ -113,8 +122,7 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
                 cols = [r[1] for r in conn.execute("PRAGMA table_info(provenance)")]
                 derived = {"text": PROVENANCE_TEXT, "created_at": PROVENANCE_CREATED}
                 select = f"SELECT {', '.join(derived.get(c, 'p.' + c) for c in cols)} FROM provenance p ORDER BY rowid"
-            out[name] = [[str(v).replace(str(home.resolve()), "<home>").replace(str(home), "<home>")
-                          if isinstance(v, str) else v for v in r]
+            out[name] = [[masked(v, home) if isinstance(v, str) else v for v in r]
                          for r in conn.execute(select)]
         # The replay log as replay reads it: the changes of each event's transaction, in no particular order
         # inside it (the batched write logs a document's nodes before their names), less the update of a row
@@ -139,7 +147,7 @@ def digest(rows: dict[str, list[list[Any]]]) -> str:
 PINNED_COUNTS = {"chunks": 46, "documents": 18, "edges": 75, "events": 245, "kb_meta": 3, "mentions": 492,
                  "node_names": 152, "nodes": 148, "ontology_types": 25, "provenance": 452, "sqlite_sequence": 1,
                  "replay_log": 396, "fts": 15, "said": 4}
-PINNED_DIGEST = "fd970900d936906e18293b9c8517eff791c3f6ae5ee7d3d07880b5120d47b2e1"
+PINNED_DIGEST = "a5a192ca32e57f5c0fc7b1227c47db3fc2de601ad466b486cbddfd33d4e2fb37"
 PINNED_WARNINGS = [3, 2, 0]
 
 
@@ -147,7 +155,7 @@ def test_batched_ingest_stores_the_rows_the_per_row_write_stored(tmp_path: Path)
     home = tmp_path / "kb"
     said = build(home)
     rows = table_rows(home / "graph.db", home)
-    rows["said"] = [[json.dumps(x, sort_keys=True, default=str).replace(str(home), "<home>")] for x in said]
+    rows["said"] = [[masked(json.dumps(x, sort_keys=True, default=str), home)] for x in said]
     counts = {t: len(v) for t, v in rows.items() if v}
     assert [len(x["warnings"]) for x in said[:3]] == PINNED_WARNINGS
     assert counts == PINNED_COUNTS
@@ -162,7 +170,7 @@ if __name__ == "__main__":  # prints the pins for the code checked out
         home = Path(tmp) / "kb"
         said = build(home)
         got = table_rows(home / "graph.db", home)
-        got["said"] = [[json.dumps(x, sort_keys=True, default=str).replace(str(home), "<home>")] for x in said]
+        got["said"] = [[masked(json.dumps(x, sort_keys=True, default=str), home)] for x in said]
         print([len(x["warnings"]) for x in said[:3]])
         if len(sys.argv) > 1:
             Path(sys.argv[1]).write_text(json.dumps(got, indent=1, default=str))

@@ -34,6 +34,7 @@ SHIPPED = {
     "0012_replay_log": "c3d83db915927f5f681462e5edd6d8b821d7c8d463662e655649aee21821dca3",
     "0014_evidence_spans": "0755a5c6c7352033319d564b7ffd115006cbd4c30dc1daa0fbfb717189c4552a",
     "0014_events_by_type_scan": "c42548708a5f1c0a5400078ef0e0f4e4f58aa9a62d88c9c70973bd9af182df50",
+    "0016_page_links_target_source": "42a2b678fac35b61aa168e5c3e7d6802c3a8c3a4649fc9cdddbb6f815dba65c8",
 }
 
 

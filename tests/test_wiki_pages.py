@@ -273,6 +273,7 @@ def test_failure_in_the_store_leaves_files_untouched(kb, monkeypatch):
         raise BackendError("disk I/O error (injected)")
 
     monkeypatch.setattr(kb.store, "save_page", boom)
+    monkeypatch.setattr(kb.store, "save_pages", boom)  # what a page write calls (all its rows at once)
     with pytest.raises(BackendError, match="injected"):
         kb.wiki.write_page("topic", "Retry Policy", "version two\n")
     monkeypatch.undo()

@@ -119,6 +119,62 @@ def test_links_backlinks(store) -> None:
     assert store.page_links_of("ada") == [] and store.page_backlinks("bob") == [("cy", 1)]
 
 
+@contract("save_pages")
+def test_save_pages_is_save_page_in_order(store) -> None:
+    with store.transaction():
+        store.save_pages([
+            (page("ada", content="first", node_id="page:ada"), [PageLink("bob", 1)], [], [("d1", 1)]),
+            (page("bob", category="summary", subject="doc:d1"), [PageLink("ada", 2), PageLink("cy", 3)],
+             [("r_1", 2, "- [[ada]] knows [[cy]]")], [("d1", None)]),
+        ])
+    assert store.get_page("ada", with_content=True).content == "first"
+    assert store.page_links_of("bob") == [PageLink("ada", 2), PageLink("cy", 3)]
+    assert store.page_backlinks("ada") == [("bob", 2)] and store.subject_slugs(["doc:d1"]) == {"doc:d1": "bob"}
+    assert store.get_nodes(["page:ada"])["page:ada"].kind == "page"
+    with store.transaction():  # replaced, not merged; the same slug twice: the later one wins
+        store.save_pages([(page("ada", content="second", node_id="page:ada"), [], [], []),
+                          (page("bob", category="summary", subject="doc:d1"), [PageLink("cy", 1)], [], []),
+                          (page("ada", content="third", node_id="page:ada"), [PageLink("cy", 4)], [], [])])
+        store.save_pages([])
+    assert store.get_page("ada", with_content=True).content == "third"
+    assert store.page_links_of("ada") == [PageLink("cy", 4)] and store.page_backlinks("ada") == []
+    assert store.backlink_sources("cy", 5) == ["ada", "bob"]
+    with pytest.raises(BackendError):  # another page of the same subject, as with save_page
+        with store.transaction():
+            store.save_pages([(page("zed", subject="doc:d1"), [], [], [])])
+    assert store.get_page("zed") is None
+
+
+@contract("find_pages")
+def test_find_pages_is_find_page_for_many_titles(store) -> None:
+    save(store, page("ada-lovelace", title="Ada Lovelace", subject="entity:ada"))
+    save(store, page("ada-lovelace-2", title="Ada  LOVELACE"))
+    save(store, page("bob", title="Bob"))
+    save(store, page("bob-c", category="concepts", title="Bob"))
+    found = store.find_pages("entities", ["ada lovelace", "bob", "nobody", "bob"])
+    assert {k: p.slug for k, p in found.items()} == {"ada lovelace": "ada-lovelace", "bob": "bob"}
+    assert found["ada lovelace"].subject == "entity:ada" and found["bob"].title == "Bob"
+    assert {k: p.slug for k, p in store.find_pages("concepts", ["bob", "ada lovelace"]).items()} == {"bob": "bob-c"}
+    assert store.find_pages("entities", []) == {}
+
+
+@contract("backlink_sources")
+def test_backlink_sources_in_slug_order(store) -> None:
+    save(store, page("zed", category="summary"), links=[PageLink("hub", 1), PageLink("other", 2)])
+    save(store, page("amy", category="summary"), links=[PageLink("hub", 4)])
+    save(store, page("hub"), links=[PageLink("hub", 1)])  # its own link is left out
+    save(store, page("kim", category="concepts"), links=[PageLink("hub", 1)])
+    save(store, page("bea", category="summary"), links=[PageLink("hub", 1), PageLink("hub#x", 2)])
+    assert store.backlink_sources("hub", 10) == ["amy", "bea", "kim", "zed"]
+    assert store.backlink_sources("hub", 10, category="summary") == ["amy", "bea", "zed"]
+    assert store.backlink_sources("hub", 2, category="summary") == ["amy", "bea"]
+    save(store, page("amy", category="summary"), links=[PageLink("hub", 9)])  # re-saved: same place
+    assert store.backlink_sources("hub", 2, category="summary") == ["amy", "bea"]
+    save(store, page("bea", category="summary"), links=[])
+    assert store.backlink_sources("hub", 10, category="summary") == ["amy", "zed"]
+    assert store.backlink_sources("nobody", 5) == []
+
+
 @contract("wiki_index_counts", "wiki_index_rows", "wiki_index_prev")
 def test_index_counts_rows_and_order(store) -> None:
     save(store, page("b", title="Beta", shard="b", summary="second"))

@@ -38,10 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
+from ..store.rows import PageClaim, PageSource
 from ..text import content_hash, normalize_name, short_id
 from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
 from .indexfiles import stage_index
-from .markdown import index_text, parse_page
+from .markdown import ParsedPage, index_text, parse_page
 from .scan import dir_state, index_temp_files, page_entries, scan
 from .slugs import shard_of
 
@@ -69,6 +70,7 @@ class PageWrite:
     from_disk: bool = False  # the text is already the file's (sync): index, do not write
     stat: tuple[int, int] | None = None  # (size, mtime_ns) of the file on disk, with from_disk
     front_matter: dict[str, Any] | None = None  # what ``text`` was rendered with (skips re-parsing)
+    parsed: ParsedPage | None = None  # ``parse_page`` of ``text``, when the planner needed it already
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -155,7 +157,7 @@ class WikiCore:
     def build_row(self, w: PageWrite, size: int, mtime_ns: int, now: str
                   ) -> tuple[Page, list[PageLink], list[tuple[str, int, str]], list[tuple[str, int | None]]]:
         """The index row of a page from its file text."""
-        parsed = parse_page(w.text, w.category, w.front_matter)
+        parsed = w.parsed or parse_page(w.text, w.category, w.front_matter)
         fm = parsed.front_matter
         raw_title = fm.get("title")
         title = raw_title if isinstance(raw_title, str) and raw_title.strip() else None
@@ -221,6 +223,15 @@ class WikiCore:
                     checked(self.dir, self.dir / "log.md")
                 now = ctx.now()
                 shards: dict[tuple[str, str], dict[str, Page | None]] = {}
+                # Rows are saved together (one statement per table), but always before a row is
+                # deleted: the store then sees the same order as page by page.
+                saves: list[tuple[Page, list[PageLink], list[PageClaim], list[PageSource]]] = []
+
+                def save_now() -> None:
+                    if saves:
+                        store.save_pages(saves)
+                        saves.clear()
+
                 # Deletes first: a page written here may take over a deleted one's subject.
                 for p in plan.deletes:
                     ftx.delete(self.abspath(p.path))
@@ -243,10 +254,11 @@ class WikiCore:
                     if old_row is not None and old_row.path != page.path:
                         ftx.delete(self.abspath(old_row.path))
                     if old_row is not None and old_row.slug != page.slug:  # renamed: the old row goes first
-                        store.delete_page_row(old_row.slug)  # (it holds the page node that save_page re-adds)
+                        save_now()
+                        store.delete_page_row(old_row.slug)  # (it holds the page node that save_pages re-adds)
                         shards.setdefault((old_row.category, old_row.shard), {})[old_row.slug] = None
                         shards.setdefault((page.category, page.shard), {})[page.slug] = page
-                    store.save_page(page, links, claims, sources)
+                    saves.append((page, links, claims, sources))
                     # The index lists slug, title and summary: rewrite it only when one changed.
                     if old_row is None or (old_row.category, old_row.shard, old_row.title, old_row.summary) != (
                             page.category, page.shard, page.title, page.summary):
@@ -257,6 +269,7 @@ class WikiCore:
                                "content_hash": page.content_hash, **w.extra}
                     store.append_event(f"wiki.{w.op}", page.slug, now, payload)
                     plan.saved.append(page)
+                save_now()
                 for slug, size, mtime in plan.stat_only:
                     store.set_page_stat(slug, size, mtime)
                 for etype, target, payload in plan.events:

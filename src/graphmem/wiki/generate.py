@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..models import Document, Edge, Node, Page, Provenance
 from ..store.rows import Claim, DocVersion
-from ..text import normalize_name
+from ..text import content_hash, normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
-from .markdown import dump_front_matter, replace_generated, split_front_matter
+from .markdown import dump_front_matter, parse_page, replace_generated, split_front_matter
 from .slugs import fallback_slug, page_path, slugify
 
 if TYPE_CHECKING:
@@ -183,8 +183,6 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
                 gone = prev - store.document_claim_ids(doc.doc_id, doc.version)
                 dropped = sorted(store.get_edges(gone).values(), key=lambda e: e.id)[:max_claims]
         per_doc[doc.doc_id] = (claims, ents, dropped)
-        for e, p in claims:
-            ctx.prov.setdefault(e.id, p)
         ent_ids += ents + [x for e, _ in claims for x in (e.source, e.target)]
         ent_ids += [x for e in dropped for x in (e.source, e.target)]
     ent_ids = list(dict.fromkeys(ent_ids))
@@ -194,7 +192,10 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     ent_ids = [n for n in ent_ids if n in ctx.nodes]
     per_ent: dict[str, tuple[list[Edge], bool, list[DocVersion], bool, list[Edge]]] = {}
     others: set[str] = set()
+    pageless = _pageless(store, ent_ids, ctx.nodes, min_docs)
     for nid in ent_ids:
+        if nid in pageless:
+            continue
         out, inc = store.strongest_edges(nid, max_rel)
         rels = sorted({e.id: e for e in out + inc}.values(), key=lambda e: (-e.confidence, e.created_at, e.id))
         more_rels = len(rels) > max_rel or len(out) == max_rel or len(inc) == max_rel
@@ -212,7 +213,9 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     ctx.opposed = store.find_edges((e.source, opposite[e.type], e.target) for e in shown if e.type in opposite)
     edge_ids = {e.id for e in shown} | {e.id for v in per_doc.values() for e in v[2]}
     edge_ids |= {e.id for e in ctx.opposed.values()}
-    ctx.prov.update({k: v for k, v in store.first_provenance("edge", edge_ids - set(ctx.prov)).items()})
+    # The first evidence of every edge shown, whichever documents are in this batch: a page then
+    # reads the same when its documents are regenerated one at a time or together.
+    ctx.prov = store.first_provenance("edge", edge_ids)
     ref_docs = set(doc_ids) | {p.doc_id for p in ctx.prov.values()} | {d for v in per_ent.values() for d, _ in v[2]}
     ctx.docs = store.latest_documents(ref_docs)
 
@@ -224,6 +227,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         if d in docs:
             targets.append((DOC + d, "summary", docs[d].title))
     for nid in ent_ids:
+        if nid in pageless:
+            continue
         rels, _, ds, _, _ = per_ent[nid]
         if ENT + nid not in ctx.slugs and not rels and len(ds) < min_docs:
             # Nothing to say beyond its one summary page (yet): no page, unless a person wrote one.
@@ -235,18 +240,28 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     moved = _move_legacy_slugs(core, targets, existing, docs, ctx, planned)
     vacated = set(moved)
     adopt: dict[str, Page] = {}
+    # Summary titles this batch gives new pages: a later document of the same title is told apart
+    # by its id, as it is when the two are regenerated one document at a time.
+    new_titles: set[str] = set()
+    wanted: dict[str, set[str]] = {}  # category -> titles of the pages to name (looked up at once)
+    for subject, category, title in targets:
+        if subject not in ctx.slugs:
+            wanted.setdefault(category, set()).add(normalize_name(title))
+    by_title = {category: store.find_pages(category, titles) for category, titles in wanted.items()}
     for i, (subject, category, title) in enumerate(targets):
         if subject in ctx.slugs:
             continue
-        same = store.find_page(category, normalize_name(title))
+        same = by_title[category].get(normalize_name(title))
         if same is not None and same.subject is None and same.slug not in planned:
             adopt[subject] = same  # a page written by hand about the same thing: add a block to it
             ctx.slugs[subject] = same.slug
             planned.add(same.slug)
             continue
-        if same is not None and subject.startswith(DOC):  # another document's summary has this title
-            title = f"{title} ({subject[len(DOC):]})"
+        if subject.startswith(DOC) and (same is not None or normalize_name(title) in new_titles):
+            title = f"{title} ({subject[len(DOC):]})"  # another document's summary has this title
             targets[i] = (subject, category, title)
+        elif subject.startswith(DOC):
+            new_titles.add(normalize_name(title))
         base = summary_slug_base(title, subject) if subject.startswith(DOC) else _base_slug(title, subject)
         ctx.slugs[subject] = _allocate(store, core.dir, category, base, planned, vacated)
 
@@ -254,6 +269,10 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
 
     # -- render ---------------------------------------------------------------------------------------
     plan = Plan()
+    # Summary pages rewritten in this batch -> the pages their new text links to: an entity page's
+    # "See also" reads them from here, not from the rows they are about to replace.
+    relinked: dict[str, set[str]] = {}
+    links_to: dict[str, set[str]] = {}  # the same, inverted: target -> rewritten summaries linking to it
     for subject, category, title in targets:
         page = existing.get(subject) or adopt.get(subject)
         slug = ctx.slugs[subject]
@@ -265,7 +284,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         else:
             nid = subject[len(ENT):]
             rels, more_rels, ds, more_docs, conflicts = per_ent[nid]
-            backs = store.page_backlinks(slug, max_back, category="summary") if page else []
+            backs = _see_also_sources(store, slug, max_back, relinked, links_to.get(slug, set()))
             block, sources = _entity_block(ctx, store, ctx.nodes[nid], rels, more_rels, ds, more_docs, conflicts,
                                            backs, opposite)
             tags = ["entity", ctx.nodes[nid].type]
@@ -274,6 +293,11 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         w = _page_write(core, page, category, slug, title, subject, block, sources, tags, aliases, now)
         if w is not None:
             plan.writes.append(w)
+            if w.category == "summary":
+                w.parsed = parse_page(w.text, w.category, w.front_matter)  # build_row uses it too
+                relinked[w.slug] = {ln.target for ln in w.parsed.links}
+                for target in relinked[w.slug]:
+                    links_to.setdefault(target, set()).add(w.slug)
     # A new entity page lists documents whose summary pages named it as plain text: those
     # summaries are marked, so that the next round links them to it.
     relink = {DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
@@ -288,6 +312,42 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     return plan
 
 
+def _pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_docs: int) -> set[str]:
+    """The entities of ``ent_ids`` that get no page now, found with a few bulk reads instead of
+    reading each one's relations and documents: no page yet, fewer evidence records than
+    ``min_docs`` (so fewer documents), no relation, and no page a person wrote under its name.
+    Most names a batch touches are such (named once, nothing linked); the others are decided
+    one by one as before."""
+    with_page = store.subject_slugs(ENT + n for n in ent_ids)
+    fresh = [n for n in ent_ids if ENT + n not in with_page]
+    if not fresh:
+        return set()
+    counts = store.count_provenance("node", fresh)
+    few = [n for n in fresh if counts.get(n, 0) < min_docs]
+    if not few:
+        return set()
+    linked = {x for e in store.edges_of(few) for x in (e.source, e.target)}
+    alone = [n for n in few if n not in linked]
+    written = store.find_pages("entity", {normalize_name(nodes[n].name) for n in alone})
+    return {n for n in alone if (p := written.get(normalize_name(nodes[n].name))) is None or p.subject is not None}
+
+
+def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, set[str]], fresh: set[str]
+                      ) -> list[str]:
+    """The first ``limit`` summary pages (by slug) that link to ``slug``: the stored links of
+    those not rewritten in this batch (``relinked``: rewritten summary -> its new link targets)
+    and ``fresh``, the rewritten ones that link to it now, so that the list is the same whether
+    the batch held one document or many."""
+    fetch = limit
+    while True:
+        stored = store.backlink_sources(slug, fetch, category="summary")
+        kept = [s for s in stored if s not in relinked]
+        if len(stored) < fetch or len(kept) >= limit:
+            break
+        fetch *= 2
+    return sorted(set(kept) | (fresh - {slug}))[:limit]
+
+
 def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, title: str, subject: str,
                 block: str, sources: list[str], tags: list[str], aliases: list[str], now: str) -> PageWrite | None:
     """The write that puts ``block`` in the page (None when nothing would change); a page
@@ -295,13 +355,16 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
     renamed = page is not None and page.slug != slug
     rel = f"{page.category if page else category}/{slug}.md" if renamed or page is None else page.path
     old = read_bytes(core.dir, core.abspath(page.path)) if page else None
-    if old is not None:
+    if old is not None and page is not None:
         try:
             old_text = old.decode("utf-8")
         except UnicodeDecodeError:
             old_text = None
         if old_text is not None:
-            fm, body, _, error = split_front_matter(old_text)
+            # A file that is still what its row was indexed from has the row's front matter:
+            # graphmem's own YAML is not parsed again (a changed file is, in full).
+            known = page.front_matter if page.front_matter and page.content_hash == content_hash(old_text) else None
+            fm, body, _, error = split_front_matter(old_text, known)
             new_body = replace_generated(body, block)
             raw_had = fm.get("aliases")
             had: list[Any] = raw_had if isinstance(raw_had, list) else []
@@ -349,7 +412,7 @@ def _summary_block(ctx: _Ctx, store: Store, d: Document, claims: Sequence[tuple[
 
 def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_rels: bool,
                   ds: Sequence[tuple[str, int]], more_docs: bool, conflicts: list[Edge],
-                  backs: Sequence[tuple[str, int]],
+                  backs: Sequence[str],
                   opposite: dict[str, str]) -> tuple[str, list[str]]:
     head = f"**Type:** {_md(node.type)}"
     if node.aliases:
@@ -368,7 +431,7 @@ def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_re
         doc_lines.append("- … more documents name it")
     lines += _section("Documents", doc_lines, "_No document names it yet._")
     listed = {ctx.slugs.get(DOC + d) for d, _ in ds}
-    see = [f"- [[{src}]]" for src in dict.fromkeys(s for s, _ in backs) if src not in listed]
+    see = [f"- [[{src}]]" for src in backs if src not in listed]
     lines += _section("See also", see)
     found = _opposite_lines(ctx, [*conflicts, *rels], opposite)
     for e in rels:  # a claim whose first source dropped it in a later version

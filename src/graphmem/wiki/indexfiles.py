@@ -121,9 +121,14 @@ def stage_index(ftx: FileTxn, store: Store, wiki_dir: Path,
     # index.md lists small categories' pages and big categories' shards: it changes only when
     # one of those changes, a shard appears or goes, or a category crosses the inline limit.
     root_needed = not exists(wiki_dir, root)
+    # A batch can add many pages to a category at once: it may have crossed the inline limit
+    # when its total is within the number of its pages that changed of the limit.
+    touched: dict[str, int] = {}
+    for (category, _), changed in changes.items():
+        touched[category] = touched.get(category, 0) + (len(changed) if changed is not None else 1)
     for (category, shard), changed in sorted(changes.items()):
         path = shard_file(wiki_dir, category, shard)
-        if totals.get(category, 0) <= inline_max + 1:
+        if totals.get(category, 0) <= inline_max + touched[category]:
             root_needed = True
         if counts.get((category, shard), 0) <= 0:
             if exists(wiki_dir, path):

@@ -41,12 +41,23 @@ class WikiStore(Protocol):
         the same ``subject``: BackendError."""
         ...
 
+    def save_pages(self, pages: Sequence[tuple[Page, Sequence[PageLink], Sequence[PageClaim], Sequence[PageSource]]]
+                   ) -> None:
+        """:meth:`save_page` for each ``(page, links, claims, sources)``, in order (a batch of
+        generated pages is one call: a backend may write each table once for all of them)."""
+        ...
+
     def get_page(self, slug: str, with_content: bool = False) -> Page | None:
         """The page with this slug; None when there is none."""
         ...
 
     def find_page(self, category: str, title_norm: str) -> Page | None:
         """The (oldest) page of a category with this normalised title; None when there is none."""
+        ...
+
+    def find_pages(self, category: str, title_norms: Iterable[str]) -> dict[str, Page]:
+        """:meth:`find_page` for many titles at once: ``{normalised title: its oldest page}``
+        (titles without a page are left out)."""
         ...
 
     def pages_by_subject(self, subjects: Iterable[str]) -> dict[str, Page]:
@@ -99,6 +110,11 @@ class WikiStore(Protocol):
     def page_backlinks(self, slug: str, limit: int | None = None, category: str | None = None
                        ) -> list[Backlink]:
         """Links to ``slug`` from other pages (of ``category``), oldest first; self-links left out."""
+        ...
+
+    def backlink_sources(self, slug: str, limit: int, category: str | None = None) -> list[str]:
+        """Slugs of the other pages (of ``category``) that link to ``slug``, each once, in slug
+        order, at most ``limit`` (an order that does not depend on when each page was saved)."""
         ...
 
     def page_links_of(self, slug: str) -> list[PageLink]:

@@ -170,3 +170,16 @@ DROP INDEX edges_target;
 """,
     ),
 ]
+
+
+# Issue 16: an entity page's "See also" reads the summaries linking to it in slug order (the same
+# whichever order the pages were saved in); (target, source) serves that and every target lookup.
+WIKI_SEE_ALSO_MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0016_page_links_target_source",
+        """
+CREATE INDEX page_links_target_source ON page_links (target, source);
+DROP INDEX page_links_target;
+""",
+    ),
+]

@@ -68,6 +68,14 @@ class WikiSqlMixin(SqlHelpers):
                         (category, title_norm))
         return _page(rows[0]) if rows else None
 
+    def find_pages(self, category: str, title_norms: Iterable[str]) -> dict[str, Page]:
+        """The oldest page of the category per normalised title, for many titles at once."""
+        out: dict[str, Page] = {}
+        sql = "SELECT " + _PAGE_COLS + " FROM pages WHERE category = ? AND title_norm IN ({ids}) ORDER BY id"
+        for r in self._rows_in(sql, title_norms, before=[category]):
+            out.setdefault(r["title_norm"], _page(r))
+        return out
+
     def pages_by_subject(self, subjects: Iterable[str]) -> dict[str, Page]:
         """Generated pages by subject (``entity:<id>``, ``doc:<id>``)."""
         keys = list(dict.fromkeys(subjects))
@@ -114,14 +122,20 @@ class WikiSqlMixin(SqlHelpers):
                   sources: Sequence[PageSource]) -> None:
         """Insert or replace (by slug) a page with its links, claims ``(edge id, line, text)``
         and cited documents ``(doc id, version)``; keeps its graph node (kind page) in step."""
+        self.save_pages([(page, links, claims, sources)])
+
+    def save_pages(self, pages: Sequence[tuple[Page, Sequence[PageLink], Sequence[PageClaim], Sequence[PageSource]]]
+                   ) -> None:
+        """:meth:`save_page` for each, in order, with one statement per table for all of them."""
+        slugs = [p.slug for p, _, _, _ in pages]
+        if len(set(slugs)) != len(slugs):  # the same page twice: the later save wins, as in order
+            for item in pages:
+                self.save_pages([item])
+            return
+        if not pages:
+            return
         c = self.conn
-        row = (
-            page.slug, page.category, page.shard, page.title, normalize_name(page.title), page.path,
-            page.summary, json.dumps(page.tags, ensure_ascii=False), json.dumps(page.front_matter, ensure_ascii=False),
-            page.content, page.content_hash, page.size, page.mtime_ns, page.node_id, page.subject, page.entity_type,
-            page.contradictions, int(page.stub), page.created_at, page.updated_at,
-        )
-        c.execute(
+        c.executemany(
             "INSERT INTO pages (slug, category, shard, title, title_norm, path, summary, tags, front_matter, content,"
             " content_hash, size, mtime_ns, node_id, subject, entity_type, contradictions, stub, created_at,"
             " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -132,30 +146,33 @@ class WikiSqlMixin(SqlHelpers):
             " mtime_ns = excluded.mtime_ns, node_id = excluded.node_id, subject = excluded.subject,"
             " entity_type = excluded.entity_type, contradictions = excluded.contradictions, stub = excluded.stub,"
             " updated_at = excluded.updated_at",
-            row,
+            [(page.slug, page.category, page.shard, page.title, normalize_name(page.title), page.path,
+              page.summary, json.dumps(page.tags, ensure_ascii=False),
+              json.dumps(page.front_matter, ensure_ascii=False), page.content, page.content_hash, page.size,
+              page.mtime_ns, page.node_id, page.subject, page.entity_type, page.contradictions, int(page.stub),
+              page.created_at, page.updated_at) for page, _, _, _ in pages],
         )
-        c.execute("DELETE FROM page_links WHERE source = ?", (page.slug,))
-        c.execute("DELETE FROM page_claims WHERE page = ?", (page.slug,))
-        c.execute("DELETE FROM page_sources WHERE page = ?", (page.slug,))
-        if links:
-            c.executemany("INSERT INTO page_links (source, target, label, line) VALUES (?, ?, ?, ?)",
-                          [(page.slug, ln.target, ln.label, ln.line) for ln in links])
-        if claims:
-            c.executemany("INSERT INTO page_claims (page, edge_id, line, text) VALUES (?, ?, ?, ?)",
-                          [(page.slug, e, line, text) for e, line, text in claims])
-        if sources:
-            c.executemany("INSERT OR REPLACE INTO page_sources (page, doc_id, version) VALUES (?, ?, ?)",
-                          [(page.slug, d, v) for d, v in sources])
-        if page.node_id:
-            props = json.dumps({"slug": page.slug, "category": page.category, "path": page.path}, ensure_ascii=False)
-            c.execute(
-                "INSERT INTO nodes (id, kind, name, type, properties, created_at, updated_at, manual)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO UPDATE SET name = excluded.name,"
-                " type = excluded.type, properties = excluded.properties, updated_at = excluded.updated_at",
-                (page.node_id, PAGE, page.title, page.category, props, page.created_at, page.updated_at),
-            )
-            c.execute("INSERT OR IGNORE INTO node_names (kind, norm, alias, node_id) VALUES (?, ?, ?, ?)",
-                      (PAGE, page.slug, page.slug, page.node_id))
+        keys = [(slug,) for slug in slugs]
+        c.executemany("DELETE FROM page_links WHERE source = ?", keys)
+        c.executemany("DELETE FROM page_claims WHERE page = ?", keys)
+        c.executemany("DELETE FROM page_sources WHERE page = ?", keys)
+        c.executemany("INSERT INTO page_links (source, target, label, line) VALUES (?, ?, ?, ?)",
+                      [(p.slug, ln.target, ln.label, ln.line) for p, links, _, _ in pages for ln in links])
+        c.executemany("INSERT INTO page_claims (page, edge_id, line, text) VALUES (?, ?, ?, ?)",
+                      [(p.slug, e, line, text) for p, _, claims, _ in pages for e, line, text in claims])
+        c.executemany("INSERT OR REPLACE INTO page_sources (page, doc_id, version) VALUES (?, ?, ?)",
+                      [(p.slug, d, v) for p, _, _, sources in pages for d, v in sources])
+        nodes = [p for p, _, _, _ in pages if p.node_id]
+        c.executemany(
+            "INSERT INTO nodes (id, kind, name, type, properties, created_at, updated_at, manual)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO UPDATE SET name = excluded.name,"
+            " type = excluded.type, properties = excluded.properties, updated_at = excluded.updated_at",
+            [(p.node_id, PAGE, p.title, p.category,
+              json.dumps({"slug": p.slug, "category": p.category, "path": p.path}, ensure_ascii=False),
+              p.created_at, p.updated_at) for p in nodes],
+        )
+        c.executemany("INSERT OR IGNORE INTO node_names (kind, norm, alias, node_id) VALUES (?, ?, ?, ?)",
+                      [(PAGE, p.slug, p.slug, p.node_id) for p in nodes])
 
     def set_page_stat(self, slug: str, size: int, mtime_ns: int) -> None:
         """Record the file's size and mtime after a sync found its content unchanged."""
@@ -255,6 +272,18 @@ class WikiSqlMixin(SqlHelpers):
                             " WHERE l.target = ? AND l.source != ? AND p.category = ? ORDER BY l.id"
                             " LIMIT ?", (slug, slug, category, -1 if limit is None else limit))
         return [Backlink(r[0], r[1]) for r in rows]
+
+    def backlink_sources(self, slug: str, limit: int, category: str | None = None) -> list[str]:
+        """Source slugs of links to ``slug`` (from pages of ``category``), slug order, at most
+        ``limit``: one range of the (target, source) index, no sort over a hub's backlinks."""
+        if category is None:
+            rows = self._rows("SELECT DISTINCT source FROM page_links INDEXED BY page_links_target_source"
+                              " WHERE target = ? AND source != ? ORDER BY source LIMIT ?", (slug, slug, limit))
+        else:
+            rows = self._rows("SELECT DISTINCT l.source FROM page_links l INDEXED BY page_links_target_source"
+                              " JOIN pages p ON p.slug = l.source WHERE l.target = ? AND l.source != ?"
+                              " AND p.category = ? ORDER BY l.source LIMIT ?", (slug, slug, category, limit))
+        return [r[0] for r in rows]
 
     def page_links_of(self, slug: str) -> list[PageLink]:
         """The links a page makes, in order."""
