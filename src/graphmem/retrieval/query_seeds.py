@@ -7,20 +7,23 @@ seeded from ``II``, ``Father``, ``Out`` or ``first`` and answered with relations
 * never a stop entity (generic nouns, ordinals, pronoun-like words, regnal numbers: the offline
   extractor's own list, :func:`is_stop_entity`);
 * a name of two or more content words matched exactly, contiguously or word by word (stems
-  aside: "memory leaks" names "memory leak", "label printing" names "Label Printer");
-* a one-word name only when the question writes it as a name: exactly as the knowledge base
-  spells it ("pg", "charlie"), or in a name's shape (a digit, an inner capital as in
-  "PgBouncer", an acronym, a capital that does not start the question). "why did dispatch fail"
-  does not name the entity "Dispatch"; "Why did Dispatch fail" does;
+  aside, and close together: "memory leaks" names "memory leak", "label printing" names "Label
+  Printer"; "citizen ... of the country" does not name "citizen of country");
+* a one-word name when the question writes it as a name: a digit, an inner capital as in
+  "PgBouncer", an acronym, or a capital that does not start the question; or when the knowledge
+  base spells it in such a shape ("pgbouncer" names "PgBouncer"). "why did dispatch
+  fail" does not name the entity "Dispatch"; "Why did Dispatch fail" does. A word that is only
+  spelled like an entity ("performer", "charlie") seeds only when the question names nothing
+  else;
 * a match inside a longer match is the longer one's ("notification storm", not "Notification");
 * hubs step back: when the question names several things, a name mentioned in at least
   ``HUB_RATIO`` times as many passages as the most specific one (and in ``HUB_MIN_PASSAGES`` or
   more) is not a seed ("American" beside "Inception"). A question that names only hubs keeps
   them: they are what it asks about.
 
-A seed the graph holds no relation for ("Redis", when the relations are the "Redis cache"'s)
-stands for the entities named after it: names that start with its words (at most
-``MAX_EXTENSIONS``), so the walk has somewhere to go.
+A named seed the graph holds no relation for ("Redis", when the relations are the "Redis
+cache"'s) stands for the entities named after it that the text uses at least as often: names
+that start with its words (at most ``MAX_EXTENSIONS``), so the walk has somewhere to go.
 
 When nothing is named specifically, the callers fall back to the search pipeline's seeds.
 """
@@ -92,7 +95,8 @@ def _find(tokens: list[str], words: list[str]) -> tuple[int, ...] | None:
 def _covered(tokens: list[str], words: list[str]) -> tuple[int, ...] | None:
     """Positions of query tokens that match every content word of a name, stems aside."""
     content = [w for w in words if w not in STOP_WORDS]
-    if len(content) < 2:
+    # Two words that name something each: "first president" does not name "First Presidency".
+    if len(content) < 2 or sum(not is_stop_entity(w) for w in content) < 2:
         return None
     got: list[int] = []
     for w in content:
@@ -101,21 +105,33 @@ def _covered(tokens: list[str], words: list[str]) -> tuple[int, ...] | None:
         if hit is None:
             return None
         got.append(hit)
+    # Close together, as a name is written ("memory leaks", "label printing"), not scattered over
+    # the question ("citizen ... country").
+    if max(got) - min(got) > len(content):
+        return None
     return tuple(sorted(got))
 
 
-def _specific(node: Node, name: str, positions: Sequence[int], raw: list[str], tokens: list[str]) -> bool:
+def _specificity(node: Node, name: str, positions: Sequence[int], raw: list[str], tokens: list[str]) -> int:
+    """2: the question names it; 1: a one-word match spelled as the knowledge base spells it but not
+    written as a name ("performer", "charlie": a seed only when nothing better is named); 0: no seed."""
     if is_stop_entity(name) or is_stop_entity(node.name):
-        return False
+        return 0
     content = [p for p in positions if tokens[p] not in STOP_WORDS]
     if len(content) >= 2:
-        return True
+        return 2
     if len(content) != 1:
-        return False
+        return 0
     p = content[0]
     surface = raw[p]
+    if _name_shaped(surface, first=p == 0):
+        return 2
     spelled = {w for n in (node.name, *node.aliases) for w in _WORD.findall(n)}
-    return surface in spelled or _name_shaped(surface, first=p == 0)
+    # The knowledge base's own spelling can be a name's shape too ("pgbouncer" for "PgBouncer").
+    if any(w.casefold() == tokens[p] and _name_shaped(w, first=True) and len(w) > 1 and not is_stop_entity(w)
+           for w in spelled):
+        return 2
+    return 1 if surface in spelled else 0
 
 
 def named_seeds(ctx: Context, text: str, limit: int, with_skills: bool = True) -> list[NamedSeed]:
@@ -145,6 +161,7 @@ def named_seeds(ctx: Context, text: str, limit: int, with_skills: bool = True) -
             matches[nid] = ()
     nodes = ctx.store.get_nodes(list(matches))
     picked: dict[str, tuple[int, ...]] = {}
+    tier: dict[str, int] = {}
     for nid, pos in matches.items():
         node = nodes.get(nid)
         if node is None:
@@ -153,8 +170,14 @@ def named_seeds(ctx: Context, text: str, limit: int, with_skills: bool = True) -
             words = [w.casefold() for w in _WORD.findall(name)]
             hit = pos if pos and normalize_name(" ".join(words)) in grams else (
                 _find(tokens, words) or _covered(tokens, words))
-            if hit and _specific(node, name, hit, raw, tokens) and len(hit) > len(picked.get(nid, ())):
-                picked[nid] = hit
+            if not hit:
+                continue
+            level = _specificity(node, name, hit, raw, tokens)
+            if level and (level, len(hit)) > (tier.get(nid, 0), len(picked.get(nid, ()))):
+                picked[nid], tier[nid] = hit, level
+    # Words that are merely spelled like an entity seed only when the question names nothing.
+    if any(t == 2 for t in tier.values()):
+        picked = {nid: p for nid, p in picked.items() if tier[nid] == 2}
     # A match inside a longer one belongs to the longer one.
     kept = {nid: set(p) for nid, p in picked.items()
             if not any(o != nid and set(p) < set(q) for o, q in picked.items())}
@@ -163,7 +186,7 @@ def named_seeds(ctx: Context, text: str, limit: int, with_skills: bool = True) -
     seeds = _without_hubs(seeds)
     # Longer names first, then the rarer; ties in query order.
     seeds.sort(key=lambda s: (-len(s.positions), s.passages, min(s.positions)))
-    return _extend(ctx, seeds, nodes)[:limit]
+    return _extend(ctx, seeds, nodes, strong={nid for nid, t in tier.items() if t == 2})[:limit]
 
 
 def _without_hubs(seeds: list[NamedSeed]) -> list[NamedSeed]:
@@ -174,8 +197,9 @@ def _without_hubs(seeds: list[NamedSeed]) -> list[NamedSeed]:
     return rest or seeds
 
 
-def _extend(ctx: Context, seeds: list[NamedSeed], nodes: dict[str, Node]) -> list[NamedSeed]:
-    """Seeds without any relation are joined by the entities named after them."""
+def _extend(ctx: Context, seeds: list[NamedSeed], nodes: dict[str, Node], strong: set[str]) -> list[NamedSeed]:
+    """Named seeds without any relation are joined by the entities named after them that the
+    text uses at least as often ("Redis" -> "Redis cache"; not "Namibia" -> "Namibia Act")."""
     if not seeds:
         return seeds
     ids = [s.node_id for s in seeds]
@@ -184,7 +208,7 @@ def _extend(ctx: Context, seeds: list[NamedSeed], nodes: dict[str, Node]) -> lis
     have = set(ids)
     for s in seeds:
         node = nodes.get(s.node_id)
-        if s.node_id in linked or node is None or node.kind != ENTITY:
+        if s.node_id in linked or s.node_id not in strong or node is None or node.kind != ENTITY:
             continue
         head = [w.casefold() for w in _WORD.findall(node.name)]
         if not head:
@@ -197,6 +221,7 @@ def _extend(ctx: Context, seeds: list[NamedSeed], nodes: dict[str, Node]) -> lis
         if not longer:
             continue
         counts = ctx.store.entity_chunk_counts([n.id for n in longer])
+        longer = [n for n in longer if counts.get(n.id, 0) >= max(s.passages, 1)]
         longer.sort(key=lambda n: (-counts.get(n.id, 0), n.name))
         for n in longer[:MAX_EXTENSIONS]:
             have.add(n.id)
