@@ -7,7 +7,7 @@ encyclopedia prose through the offline extractor, and agent extractions that hol
 from __future__ import annotations
 
 import graphmem
-from graphmem.retrieval.query_seeds import HUB_MIN_PASSAGES, named_seeds, same_word
+from graphmem.retrieval.query_seeds import HUB_MIN_PASSAGES, StemSet, named_seeds, same_word
 
 BIOGRAPHY = [
     ("Richard II of England", "Richard II was King of England from 1377 until he was deposed in 1399. "
@@ -124,3 +124,11 @@ def test_a_question_that_names_nothing_falls_back_to_the_search_pipeline(kb, qui
 def test_same_word_stems():
     assert same_word("printing", "printer") and same_word("fail", "failed") and same_word("caused", "causes")
     assert same_word("leaks", "leak") and not same_word("run", "runs_x") and not same_word("cat", "cattle")
+
+
+def test_stem_set_agrees_with_same_word():
+    words = ["printer", "fail", "failed", "causes", "leak", "cattle", "runs", "ETA", "dispatcherrorrate", "stop"]
+    sset = StemSet(w.casefold() for w in words)
+    for q in ["printing", "fail", "failure", "caused", "leaks", "cat", "run", "eta", "dispatch", "stops", "sto",
+              "xyzzy", "fails", "print", "prin"]:
+        assert sset.has(q) == any(same_word(q, w.casefold()) for w in words), q

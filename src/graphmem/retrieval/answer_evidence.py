@@ -25,7 +25,7 @@ from ..context import Context
 from ..ingest.chunking import split_sentences
 from ..models import Chunk, Edge, Node, Provenance
 from ..text import STOP_WORDS
-from .query_seeds import same_word
+from .query_seeds import StemSet
 
 __all__ = ["AboutDocument", "Sentence", "about_documents", "document_claims", "question_sentences",
            "co_mention_sentences", "question_words"]
@@ -150,8 +150,8 @@ def question_sentences(ctx: Context, docs: Sequence[AboutDocument], words: Seque
                 text = ch.text[s:e]
                 if text.startswith("#"):
                     continue
-                sw = _words(text)
-                got = [q for q in words if any(same_word(q, w) for w in sw)]
+                sw = StemSet(_words(text))
+                got = [q for q in words if sw.has(q)]
                 span = (ch.start + s, ch.start + e)
                 if got and span not in scored:
                     scored[span] = (len(got), Sentence(ch.chunk_id, d.doc_id, d.version, span[0], span[1], text,

@@ -280,8 +280,11 @@ def query_with_evidence(ctx: Context, text: str, fast: bool = True) -> dict[str,
             "quotes": sorted(quotes.get(cid, []), key=lambda q: (q["start"] is None, q["start"] or 0)),
         })
     supporting_documents = []
+    latest = ctx.store.latest_documents([d for d, _v in by_doc])  # one lookup for all; older versions one each
     for (doc_id, version), chunk_list in by_doc.items():
-        doc = ctx.store.get_document(doc_id, version)
+        doc = latest.get(doc_id)
+        if doc is None or doc.version != version:
+            doc = ctx.store.get_document(doc_id, version)
         supporting_documents.append({
             "doc_id": doc_id,
             "doc_title": doc.title if doc else doc_id,

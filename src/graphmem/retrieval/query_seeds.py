@@ -31,7 +31,7 @@ When nothing is named specifically, the callers fall back to the search pipeline
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..context import Context
@@ -39,7 +39,7 @@ from ..ingest.extractors.offline_entities import is_stop_entity
 from ..models import ENTITY, SKILL, Node
 from ..text import STOP_WORDS, normalize_name
 
-__all__ = ["NamedSeed", "named_seeds", "same_word", "content_words", "HUB_RATIO", "HUB_MIN_PASSAGES"]
+__all__ = ["NamedSeed", "StemSet", "named_seeds", "same_word", "content_words", "HUB_RATIO", "HUB_MIN_PASSAGES"]
 
 HUB_RATIO = 20
 HUB_MIN_PASSAGES = 20
@@ -69,6 +69,26 @@ def same_word(query_word: str, word: str) -> bool:
         return True
     k = min(5, len(a), len(b))
     return k >= 4 and a[:k] == b[:k]
+
+
+class StemSet:
+    """Words to test many query words against with :func:`same_word`, by set lookups."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        stripped = {_plural(w) for w in words}
+        self.exact = stripped
+        self.heads5 = {w[:5] for w in stripped if len(w) >= 5}
+        self.heads4 = {w[:4] for w in stripped if len(w) >= 4}
+        self.four = {w for w in stripped if len(w) == 4}
+
+    def has(self, query_word: str) -> bool:
+        """Is some word of the set :func:`same_word` as ``query_word``?"""
+        q = _plural(query_word)
+        if q in self.exact:
+            return True
+        if len(q) >= 5:
+            return q[:5] in self.heads5 or q[:4] in self.four
+        return len(q) == 4 and q in self.heads4
 
 
 def content_words(text: str) -> list[str]:
