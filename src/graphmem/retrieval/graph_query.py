@@ -163,6 +163,9 @@ def _find(ctx: Context, g: GraphQueryConfig, text: str) -> _Found:
     edges = ctx.store.edges_among(res.order, min_conf, g.max_edges) if res.order else []
     have = {e.id for e in edges}
     edges += [e for e in claims if e.id not in have and e.source in nodes and e.target in nodes]
+    # The relations of the seeds first, then those one step out, strongest first within each (the
+    # answer before its surroundings); a stable sort keeps the store's order among equals.
+    edges.sort(key=lambda e: (min(depth.get(e.source, 9), depth.get(e.target, 9)), -e.confidence))
     return _Found(named, res, nodes, edges, depth, about, claims, passages)
 
 
