@@ -55,8 +55,9 @@ def test_a_word_merely_spelled_like_an_entity_seeds_only_when_nothing_is_named(k
 
 
 def test_one_word_names_need_the_question_to_write_them_as_names(kb):
-    kb.ingest_with_content("d1", "Dispatch", "d.txt", "Dispatch depends on PgBouncer. The INC-7 outage hit Dispatch.",
-                           [{"name": "Dispatch"}, {"name": "PgBouncer"}, {"name": "INC-7"}],
+    kb.ingest_with_content("d1", "Dispatch", "d.txt", "Dispatch depends on PgBouncer. The INC-7 outage hit Dispatch. "
+                           "The Tracker reads from PgBouncer.",
+                           [{"name": "Dispatch"}, {"name": "PgBouncer"}, {"name": "INC-7"}, {"name": "tracker"}],
                            [{"source": "Dispatch", "target": "PgBouncer", "type": "depends on",
                              "confidence": 1.0, "supporting_text": "Dispatch depends on PgBouncer."}])
     ctx = kb.ctx
@@ -71,8 +72,8 @@ def test_one_word_names_need_the_question_to_write_them_as_names(kb):
     assert seeds("why did dispatch fail during inc-7?") == ["INC-7"]  # a digit makes a name
     assert seeds("Why did Dispatch fail?") == ["Dispatch"]  # capital mid-question
     assert seeds("is pgbouncer up?") == ["PgBouncer"]  # an inner capital in the knowledge base's spelling
-    assert seeds("Dispatch and INC-7: why?") == ["INC-7"]  # a capital that starts the question proves nothing
-    assert seeds("Dispatch: why?") == ["Dispatch"]  # (spelled as the entity is, it is all the question names)
+    assert seeds("Tracker: is it up?") == []  # a capital that starts the question proves nothing by itself
+    assert seeds("Dispatch and INC-7: why?") == ["INC-7", "Dispatch"]  # capitalised as the knowledge base spells it
     assert seeds("dispatch") == []  # a lowercase word spelled differently is no name
 
 

@@ -10,8 +10,9 @@ seeded from ``II``, ``Father``, ``Out`` or ``first`` and answered with relations
   aside, and close together: "memory leaks" names "memory leak", "label printing" names "Label
   Printer"; "citizen ... of the country" does not name "citizen of country");
 * a one-word name when the question writes it as a name: a digit, an inner capital as in
-  "PgBouncer", an acronym, or a capital that does not start the question; or when the knowledge
-  base spells it in such a shape ("pgbouncer" names "PgBouncer"). "why did dispatch
+  "PgBouncer", an acronym, a capital that does not start the question, or a capital spelled just
+  as the knowledge base spells the name; or when the knowledge base spells it in such a shape
+  ("pgbouncer" names "PgBouncer"). "why did dispatch
   fail" does not name the entity "Dispatch"; "Why did Dispatch fail" does. A word that is only
   spelled like an entity ("performer", "charlie") seeds only when the question names nothing
   else;
@@ -147,9 +148,11 @@ def _specificity(node: Node, name: str, positions: Sequence[int], raw: list[str]
     if _name_shaped(surface, first=p == 0):
         return 2
     spelled = {w for n in (node.name, *node.aliases) for w in _WORD.findall(n)}
-    # The knowledge base's own spelling can be a name's shape too ("pgbouncer" for "PgBouncer").
+    # The knowledge base's own spelling can be a name's shape too ("pgbouncer" for "PgBouncer"),
+    # and a capitalised first word spelled just as the knowledge base spells it is that name
+    # ("Zeta Alpha").
     if any(w.casefold() == tokens[p] and _name_shaped(w, first=True) and len(w) > 1 and not is_stop_entity(w)
-           for w in spelled):
+           for w in spelled) or (surface in spelled and surface[:1].isupper()):
         return 2
     return 1 if surface in spelled else 0
 
