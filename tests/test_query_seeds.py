@@ -87,6 +87,12 @@ def test_a_match_inside_a_longer_one_and_stemmed_matches_close_together(kb):
     assert named_seeds(kb.ctx, "Which citizen founded the first bank of the country?", 10) == []
 
 
+def test_a_name_inside_a_longer_name_stays_as_a_variant(kb):
+    kb.ingest_with_content("d1", "Dracula", "d.txt", "Van Helsing hunts Dracula. Abraham Van Helsing was Dutch.",
+                           [{"name": "Van Helsing"}, {"name": "Abraham Van Helsing"}, {"name": "Dracula"}], [])
+    assert _seeds(kb, "Which book has Abraham Van Helsing?") == ["Abraham Van Helsing", "Van Helsing"]
+
+
 def test_hubs_step_back_beside_rarer_names_but_stay_when_alone(kb):
     for i in range(HUB_MIN_PASSAGES + 5):
         kb.ingest_with_content(f"h{i}", f"Film {i}", f"f{i}.txt", f"An American Film {i} was made.",

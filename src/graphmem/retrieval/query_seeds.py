@@ -201,9 +201,12 @@ def named_seeds(ctx: Context, text: str, limit: int, with_skills: bool = True) -
     # Words that are merely spelled like an entity seed only when the question names nothing.
     if any(t == 2 for t in tier.values()):
         picked = {nid: p for nid, p in picked.items() if tier[nid] == 2}
-    # A match inside a longer one belongs to the longer one.
+    # A one-word match inside a longer one belongs to the longer one ("Notification" in "notification
+    # storm"); a name of its own inside a longer one is a variant the text may use instead ("Van Helsing"
+    # in "Abraham Van Helsing") and stays.
     kept = {nid: set(p) for nid, p in picked.items()
-            if not any(o != nid and set(p) < set(q) for o, q in picked.items())}
+            if sum(tokens[i] not in STOP_WORDS for i in p) >= 2
+            or not any(o != nid and set(p) < set(q) for o, q in picked.items())}
     counts = ctx.store.entity_chunk_counts(list(kept))
     seeds = [NamedSeed(nid, frozenset(p), counts.get(nid, 0)) for nid, p in kept.items()]
     seeds = _without_hubs(seeds)
