@@ -126,6 +126,13 @@ def test_a_question_that_names_nothing_falls_back_to_the_search_pipeline(kb, qui
     assert any(n["name"] == "memory leak" for n in sg["nodes"].values())
     assert any(e["type"] == "causes" for e in sg["edges"])
     assert kb.query("zzzz qqqq")["nodes"] == {}
+    # stop words only: no search either (the pipeline would match them in every passage)
+    kb.ingest_with_content("p", "Plant", "p.txt", "The pump and the valve of the plant.",
+                           [{"name": "pump"}, {"name": "valve"}],
+                           [{"source": "pump", "target": "valve", "type": "uses", "confidence": 0.9,
+                             "supporting_text": "The pump and the valve of the plant."}])
+    r = kb.query_with_evidence("the of and")
+    assert r["subgraph"]["nodes"] == {} and r["supporting_documents"] == []
 
 
 def test_same_word_stems():

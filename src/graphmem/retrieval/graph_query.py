@@ -27,7 +27,7 @@ from .answer_evidence import (
 )
 from .config import GraphQueryConfig, search_config
 from .core import expand_bfs
-from .query_seeds import NamedSeed, named_seeds
+from .query_seeds import NamedSeed, content_words, named_seeds
 from .search import search
 from .seeds import find_seed_entities
 
@@ -142,9 +142,10 @@ def _find(ctx: Context, g: GraphQueryConfig, text: str) -> _Found:
     min_conf = g.min_confidence
     passages: dict[str, float] = {}
     named = named_seeds(ctx, text, g.max_seeds)
+    seeds: list[str] = []
     if named:
         seeds = [s.node_id for s in named]
-    else:
+    elif content_words(text):  # (a question of stop words only asks about nothing)
         # Nothing named specifically: the hybrid pipeline's entity hits (BM25 + dense + PPR) stand
         # in, less the ones that name nothing; its best passages are evidence.
         ents, passages = _hybrid(ctx, text, g.max_seeds, walk=True)
