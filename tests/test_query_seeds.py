@@ -133,6 +133,15 @@ def test_a_question_that_names_nothing_falls_back_to_the_search_pipeline(kb, qui
                              "supporting_text": "The pump and the valve of the plant."}])
     r = kb.query_with_evidence("the of and")
     assert r["subgraph"]["nodes"] == {} and r["supporting_documents"] == []
+    # only the pipeline's best few entity hits seed, not every entity sharing a word with the question
+    for i in range(6):
+        kb.ingest_with_content(f"o{i}", f"Objects {i}", f"o{i}.txt", f"Object pool {i} is sized daily.",
+                               [{"name": f"object pool {i}"}], [])
+    q = "objects that are not released"
+    ranked = [h.id for h in kb.search(q, kinds=("chunk", "entity"), k=10).hits if h.kind == "entity"]
+    assert len(ranked) > 3
+    seeds = [nid for nid, n in kb.query(q)["nodes"].items() if n["seed"]]
+    assert seeds == ranked[:3]
 
 
 def test_same_word_stems():

@@ -123,6 +123,11 @@ def _hybrid(ctx: Context, text: str, k: int, walk: bool) -> tuple[list[str], dic
     return ents, chunks
 
 
+# Without a named entity the walk starts from the pipeline's best few entity hits only: its hits go on
+# down to entities that merely share a word with the question (in a small corpus, nearly all of them).
+FALLBACK_SEEDS = 3
+
+
 @dataclass
 class _Found:
     """What the graph says about a question: its seeds, the walk, the documents about the named
@@ -146,11 +151,11 @@ def _find(ctx: Context, g: GraphQueryConfig, text: str) -> _Found:
     if named:
         seeds = [s.node_id for s in named]
     elif content_words(text):  # (a question of stop words only asks about nothing)
-        # Nothing named specifically: the hybrid pipeline's entity hits (BM25 + dense + PPR) stand
-        # in, less the ones that name nothing; its best passages are evidence.
+        # Nothing named specifically: the hybrid pipeline's best entity hits (BM25 + dense + PPR)
+        # stand in, less the ones that name nothing; its best passages are evidence.
         ents, passages = _hybrid(ctx, text, g.max_seeds, walk=True)
         names = ctx.store.node_names(ents)
-        seeds = [e for e in ents if e in names and not is_stop_entity(names[e])][: g.max_seeds]
+        seeds = [e for e in ents if e in names and not is_stop_entity(names[e])][: min(g.max_seeds, FALLBACK_SEEDS)]
     res = bfs(seeds, frontier_edges(ctx, min_conf, g.max_nodes), max_depth=g.max_depth, max_nodes=g.max_nodes)
     nodes = ctx.store.get_nodes(res.order)
     about = about_documents(ctx, seeds, nodes) if named else []
