@@ -10,13 +10,24 @@ indexed lookup of the frontier's edges.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import Context
+from ..ingest.extractors.offline_entities import is_stop_entity
 from ..models import Edge, Node, Provenance
+from .answer_evidence import (
+    AboutDocument,
+    Sentence,
+    about_documents,
+    co_mention_sentences,
+    document_claims,
+    question_sentences,
+    question_words,
+)
 from .config import GraphQueryConfig, search_config
 from .core import expand_bfs
+from .query_seeds import NamedSeed, content_words, named_seeds
 from .search import search
 from .seeds import find_seed_entities
 
@@ -112,32 +123,70 @@ def _hybrid(ctx: Context, text: str, k: int, walk: bool) -> tuple[list[str], dic
     return ents, chunks
 
 
-def _run(ctx: Context, g: GraphQueryConfig, text: str, hybrid: bool = False
-         ) -> tuple[dict[str, Any], BfsResult, dict[str, Node], list[Edge], dict[str, float]]:
+# Without a named entity the walk starts from the pipeline's best few entity hits only: its hits go on
+# down to entities that merely share a word with the question (in a small corpus, nearly all of them).
+FALLBACK_SEEDS = 3
+
+
+@dataclass
+class _Found:
+    """What the graph says about a question: its seeds, the walk, the documents about the named
+    seeds and the relations those state, and (without named seeds) the pipeline's passages."""
+
+    named: list[NamedSeed]
+    res: BfsResult
+    nodes: dict[str, Node]
+    edges: list[Edge]
+    depth: dict[str, int]
+    about: list[AboutDocument]
+    claims: list[Edge]
+    passages: dict[str, float] = field(default_factory=dict)
+
+
+def _find(ctx: Context, g: GraphQueryConfig, text: str) -> _Found:
     min_conf = g.min_confidence
     passages: dict[str, float] = {}
-    if hybrid:
-        # Entities the text names are the precise seeds; when it names none, the hybrid
-        # pipeline's entity hits (BM25 + dense + PPR) stand in. Its best passages are evidence.
-        seeds = find_seed_entities(ctx, text, g.max_seeds, strict=True, with_skills=True)
-        ents, passages = _hybrid(ctx, text, g.max_seeds, walk=not seeds)
-        if not seeds:
-            seeds = ents[: g.max_seeds]
-    else:
-        seeds = find_seed_entities(ctx, text, g.max_seeds, with_skills=True)
+    named = named_seeds(ctx, text, g.max_seeds)
+    seeds: list[str] = []
+    if named:
+        seeds = [s.node_id for s in named]
+    elif content_words(text):  # (a question of stop words only asks about nothing)
+        # Nothing named specifically: the hybrid pipeline's best entity hits (BM25 + dense + PPR)
+        # stand in, less the ones that name nothing; its best passages are evidence.
+        ents, passages = _hybrid(ctx, text, g.max_seeds, walk=True)
+        names = ctx.store.node_names(ents)
+        seeds = [e for e in ents if e in names and not is_stop_entity(names[e])][: min(g.max_seeds, FALLBACK_SEEDS)]
     res = bfs(seeds, frontier_edges(ctx, min_conf, g.max_nodes), max_depth=g.max_depth, max_nodes=g.max_nodes)
     nodes = ctx.store.get_nodes(res.order)
+    about = about_documents(ctx, seeds, nodes) if named else []
+    claims = [e for e, _p in document_claims(ctx, about, min_conf, g.max_nodes)]
+    depth = dict(res.depth)
+    extra = [n for e in claims for n in (e.source, e.target) if n not in depth]
+    if extra:
+        nodes.update(ctx.store.get_nodes(extra))
+        for n in extra:
+            depth.setdefault(n, 1)  # one step from the seed: stated in a document about it
     edges = ctx.store.edges_among(res.order, min_conf, g.max_edges) if res.order else []
-    out = {
-        "nodes": {nid: _node_out(nodes[nid], res.depth[nid]) for nid in res.order if nid in nodes},
-        "edges": [_edge_out(e, nodes) for e in edges],
+    have = {e.id for e in edges}
+    edges += [e for e in claims if e.id not in have and e.source in nodes and e.target in nodes]
+    # The relations of the seeds first, then those one step out, strongest first within each (the
+    # answer before its surroundings); a stable sort keeps the store's order among equals.
+    edges.sort(key=lambda e: (min(depth.get(e.source, 9), depth.get(e.target, 9)), -e.confidence))
+    return _Found(named, res, nodes, edges, depth, about, claims, passages)
+
+
+def _subgraph(f: _Found) -> dict[str, Any]:
+    return {
+        "nodes": {nid: _node_out(f.nodes[nid], d) for nid, d in f.depth.items() if nid in f.nodes},
+        "edges": [_edge_out(e, f.nodes) for e in f.edges],
     }
-    return out, res, nodes, edges, passages
 
 
 def graph_query(ctx: Context, text: str) -> dict[str, Any]:
-    """``{"nodes": {id: {...}}, "edges": [...]}`` for the entities the query names."""
-    return _run(ctx, search_config(ctx.config).graph, text)[0]
+    """``{"nodes": {id: {...}}, "edges": [...]}`` for the entities the query names specifically
+    (:mod:`.query_seeds`), the walk from them and the relations stated in documents about them;
+    when it names none, from the search pipeline's entity hits."""
+    return _subgraph(_find(ctx, search_config(ctx.config).graph, text))
 
 
 def _step_text(e: Edge, nodes: dict[str, Node], docs: list[str]) -> str:
@@ -146,12 +195,17 @@ def _step_text(e: Edge, nodes: dict[str, Node], docs: list[str]) -> str:
     return f"{nodes[e.source].name} --[{e.type}]--> {nodes[e.target].name}{cite}"
 
 
-def query_with_evidence(ctx: Context, text: str) -> dict[str, Any]:
+def query_with_evidence(ctx: Context, text: str, fast: bool = True) -> dict[str, Any]:
     """The subgraph plus the documents, chunks and spans that support it.
 
-    Seeds are the entities the text names or, when it names none, the entity hits of the
-    hybrid search pipeline; the pipeline's best passages join the relation and mention
-    evidence in ``supporting_documents`` (chunks without a quote are passages it found).
+    Seeds are the entities the text names specifically (:mod:`.query_seeds`). Then the answer
+    comes from the graph alone (the fast path): the walk's relations and mentions with their
+    quotes, the relations stated in documents about the seeds, those documents' sentences that
+    hold the question's other words, and sentences naming two seeds (:mod:`.answer_evidence`).
+    When the text names nothing, the hybrid search pipeline's entity hits seed the walk and its
+    best passages join the evidence (chunks without a quote are passages it found).
+    ``fast=False`` also runs the pipeline's passage seeding for named queries (the slow path,
+    kept to check the fast one against): its passages come after the graph's evidence.
 
     Returns ``{query, subgraph, supporting_documents: [{doc_id, doc_title, version,
     supporting_chunks: [{chunk_id, text, start, end, quotes}]}], evidence_chain,
@@ -159,18 +213,31 @@ def query_with_evidence(ctx: Context, text: str) -> dict[str, Any]:
     lists each path from a seed, every step with the documents that support it.
     """
     g = search_config(ctx.config).graph
-    subgraph, res, nodes, edges, passages = _run(ctx, g, text, hybrid=True)
+    found = _find(ctx, g, text)
+    subgraph = _subgraph(found)
+    res, nodes, edges, passages = found.res, found.nodes, found.edges, found.passages
+    late: dict[str, float] = {}
+    if found.named and not fast:
+        late = _hybrid(ctx, text, g.max_seeds, walk=False)[1]
     if not subgraph["nodes"] and not passages:
         return {"query": text, "subgraph": subgraph, "supporting_documents": [],
                 "evidence_chain": "No matching nodes found.", "evidence_paths": []}
     per_item = g.max_evidence_per_item
-    # Evidence for the edges BFS walked plus the strongest others (bounded: a dense subgraph can
-    # hold hundreds of edges, and each costs a lookup).
+    # Evidence for the edges BFS walked, those stated about the seeds, plus the strongest others
+    # (bounded: a dense subgraph can hold hundreds of edges, and each costs a lookup).
     tree = {e.id for _, e in res.parent.values()}
-    cited = [e for e in edges if e.id in tree] + [e for e in edges if e.id not in tree][: g.max_nodes]
+    stated = {e.id for e in found.claims}
+    cited = ([e for e in edges if e.id in tree] + [e for e in edges if e.id in stated and e.id not in tree]
+             + [e for e in edges if e.id not in tree and e.id not in stated][: g.max_nodes])
     edge_prov = ctx.store.provenance_for("edge", [e.id for e in cited], per_item)
     # Seeds' own evidence first, then the rest in discovery order.
-    node_prov = ctx.store.provenance_for("node", res.order, per_item)
+    order = list(found.depth)
+    node_prov = ctx.store.provenance_for("node", order, per_item)
+    sentences: list[Sentence] = []
+    if found.named:
+        named_at = {p for s in found.named for p in s.positions}
+        sentences = question_sentences(ctx, found.about, question_words(text, named_at))
+        sentences += co_mention_sentences(ctx, [s.node_id for s in found.named], nodes)
 
     # Rank chunks by what they support: relations count more than mentions.
     chunk_score: dict[str, float] = {}
@@ -192,14 +259,25 @@ def query_with_evidence(ctx: Context, text: str) -> dict[str, Any]:
         label = f"{nodes[e.source].name} --[{e.type}]--> {nodes[e.target].name}"
         for p in edge_prov.get(e.id, []):
             take(p, 2.0, label)
-    for nid in res.order:
+    for nid in order:
         for p in node_prov.get(nid, []):
-            take(p, 1.5 if res.depth[nid] == 0 else 1.0, nodes[nid].name)
+            take(p, 1.5 if found.depth[nid] == 0 else 1.0, nodes[nid].name)
+    # The sentences that answer the question count as much as a relation's evidence.
+    for s in sentences:
+        chunk_score[s.chunk_id] = chunk_score.get(s.chunk_id, 0.0) + 2.0
+        q = {"start": s.start, "end": s.end, "text": s.text, "supports": s.supports, "item_id": None,
+             "doc_version": s.version}
+        bucket = quotes.setdefault(s.chunk_id, [])
+        if not any(o["start"] == s.start and o["end"] == s.end for o in bucket):
+            bucket.append(q)
 
     # The hybrid pipeline's passages count too (its best one as much as a relation's evidence).
     for cid, score in passages.items():
         chunk_score[cid] = chunk_score.get(cid, 0.0) + 2.0 * score
     best = sorted(chunk_score, key=lambda c: (-chunk_score[c], c))[: g.max_evidence_chunks]
+    # The slow path's passages come after the graph's evidence (the same answer, more to read).
+    best += sorted((c for c in late if c not in chunk_score), key=lambda c: (-late[c], c))[
+        : max(g.max_evidence_chunks - len(best), 0)]
     chunks = ctx.store.get_chunks(best)
     by_doc: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for cid in best:
@@ -211,8 +289,11 @@ def query_with_evidence(ctx: Context, text: str) -> dict[str, Any]:
             "quotes": sorted(quotes.get(cid, []), key=lambda q: (q["start"] is None, q["start"] or 0)),
         })
     supporting_documents = []
+    latest = ctx.store.latest_documents([d for d, _v in by_doc])  # one lookup for all; older versions one each
     for (doc_id, version), chunk_list in by_doc.items():
-        doc = ctx.store.get_document(doc_id, version)
+        doc = latest.get(doc_id)
+        if doc is None or doc.version != version:
+            doc = ctx.store.get_document(doc_id, version)
         supporting_documents.append({
             "doc_id": doc_id,
             "doc_title": doc.title if doc else doc_id,
