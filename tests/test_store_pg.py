@@ -67,7 +67,8 @@ def test_core_migrations_are_pinned() -> None:
     got = {name: hashlib.sha256(sql.encode()).hexdigest() for name, sql in MIGRATIONS if name in SHIPPED_CORE}
     assert got == SHIPPED_CORE
     names = [name for name, _ in MIGRATIONS]
-    assert names[0] == "pg0001_core" and names[-2:] == ["pg0101_replay_log", "pg0102_vector_search"] and len(set(names)) == len(names)
+    assert names[0] == "pg0001_core" and names[-2:] == ["pg0101_replay_log", "pg0102_vector_search"]
+    assert len(set(names)) == len(names)
 
 
 def test_tokens_are_exactly_fts5_porter_unicode61() -> None:
@@ -276,3 +277,24 @@ def test_nearest_vectors_exact_then_through_hnsw_past_the_threshold(pg_url: str,
         assert rows and all("emb" not in r for _, r in rows)
     finally:
         pg.close()
+
+
+def test_an_exhausted_pool_is_store_busy_and_a_read_only_store_cannot_write(pg_url: str, tmp_path: Path) -> None:
+    from graphmem.store.postgres import PostgresStore
+
+    open_store(tmp_path, url=pg_url).close()  # migrated
+    small = PostgresStore(pg_url, tmp_path, busy_timeout=0.1, pool_size=1)
+    reader = open_store(tmp_path, read_only="testing", url=pg_url)
+    got: list[BaseException] = []
+    try:
+        with small.transaction():  # holds the pool's only connection
+            t = threading.Thread(target=lambda: got.append(pytest.raises(StoreBusy, small.get_meta, "k").value))
+            t.start()
+            t.join()
+        assert len(got) == 1 and "connections" in str(got[0]) and small.get_meta("k") is None
+        with pytest.raises(BackendError, match="read-only"):
+            reader._exec("INSERT INTO kb_meta (key, value) VALUES ('k', 'v')")  # past refuse_write, on the server
+        assert small.get_meta("k") is None
+    finally:
+        small.close()
+        reader.close()
