@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -25,24 +24,36 @@ from typing import Any
 from ...text import query_words
 from .pgbase import PgHelpers
 from .porter import stem
+from .unicode61 import FOLD, SEPARATOR_RANGES
 
-__all__ = ["FtsPgMixin", "fts_schema", "tokens", "token_spans", "query_terms", "snippet", "K1", "B"]
+__all__ = ["FtsPgMixin", "FTS_SOURCES", "fts_schema", "tokens", "token_spans", "query_terms", "snippet", "K1", "B"]
+
+FTS_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "chunks": ("id", ("text", "title")),
+    "node_names": ("id", ("alias",)),
+    "pages": ("id", ("title", "content")),
+    "skills": ("rid", ("name", "triggers", "tags", "description", "body")),
+    "memories": ("rowid_", ("text",)),
+}
+"""Each table with term statistics (:func:`fts_schema`): its row id column and the SQL of its indexed
+columns, in order. Checks, repairs and loads re-index from these; a mixin adding an indexed table adds it."""
 
 K1, B = 1.2, 0.75
 _PRUNE_SHARE, _PRUNE_FLOOR = 0.2, 2000  # sqlite/fts.py's pruned_fts_query
 _MAX_WORDS = 64
 
-# A token character for unicode61: categories L*, N* and Co; everything else separates tokens.
-_TOKEN = re.compile(r"[^\W_]+|[\ue000-\uf8ff]+", re.UNICODE)
+# unicode61's token characters: ASCII letters and digits, and every other code point that is not one of its
+# separators (unicode61.py, read off SQLite: its tables are Unicode 6.1's, not Python's).
+_SEPARATORS = "".join(re.escape(chr(c)) for c in range(0x80) if not chr(c).isalnum()) + "".join(
+    f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in SEPARATOR_RANGES)
+_TOKEN = re.compile(f"[^{_SEPARATORS}]+")
 
 
 @lru_cache(maxsize=100_000)
 def _fold(token: str) -> str:
-    low = token.lower()
-    if low.isascii():
-        return low
-    # remove_diacritics=1: a letter with a diacritic is folded to its base letter.
-    return "".join(ch for ch in unicodedata.normalize("NFD", low) if not unicodedata.combining(ch))
+    if token.isascii():
+        return token.lower()
+    return "".join(FOLD.get(ord(ch), ch.lower()) for ch in token)
 
 
 def token_spans(text: str) -> list[tuple[int, int, str]]:
