@@ -26,6 +26,7 @@ T0 = "2026-01-01T00:00:00.000Z"
 SHIPPED_CORE = {
     "pg0001_core": "a71fd450543e905bf4d9656d4341ef5d7d8df48db8f29dae3aba765f89f2172f",
     "pg0101_replay_log": "6a42280eaff0e0ae3d58e3b59dd1862060767e3c457548eeefd8c7937e28cf3c",
+    "pg0102_vector_search": "d1ca32af27e1cf14197323dbc3c052e68f4e7e7e6bc6f1ded033b1916e9e30c9",
 }
 
 TEXT = ("Ada Lovelace's notes (1843) on Babbage's Analytical Engine: the first published algorithm! "
@@ -66,7 +67,8 @@ def test_core_migrations_are_pinned() -> None:
     got = {name: hashlib.sha256(sql.encode()).hexdigest() for name, sql in MIGRATIONS if name in SHIPPED_CORE}
     assert got == SHIPPED_CORE
     names = [name for name, _ in MIGRATIONS]
-    assert names[0] == "pg0001_core" and names[-1] == "pg0101_replay_log" and len(set(names)) == len(names)
+    assert names[0] == "pg0001_core" and names[-2:] == ["pg0101_replay_log", "pg0102_vector_search"]
+    assert len(set(names)) == len(names)
 
 
 def test_tokens_are_exactly_fts5_porter_unicode61() -> None:
@@ -239,3 +241,60 @@ def test_no_server_skips_with_the_reason_but_fails_under_ci(monkeypatch: pytest.
     monkeypatch.setenv("CI", "")
     with pytest.raises(pytest.skip.Exception, match="pgserver could not start"):
         _unavailable("pgserver could not start")
+
+
+def test_nearest_vectors_exact_then_through_hnsw_past_the_threshold(pg_url: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from graphmem.store.postgres import vectors
+
+    rng = np.random.default_rng(20)
+    vecs = rng.standard_normal((60, 8)).astype(np.float16)
+    items = [(f"c{i}", f"h{i}", vecs[i].tobytes()) for i in range(60)]
+    norm = vecs.astype(np.float64) / np.linalg.norm(vecs.astype(np.float64), axis=1, keepdims=True)
+    query = vecs[7].tobytes()
+    sims = norm @ norm[7]
+    want = [f"c{i}" for i in np.argsort(-sims, kind="stable")[:5]]
+    want30 = [f"c{i}" for i in np.argsort(-sims[:30], kind="stable")[:5]]
+    pg = open_store(tmp_path, url=pg_url)
+    try:
+        with pg.transaction():
+            pg.upsert_vectors("chunk", "m", 8, items[:30])
+        assert [c for c, _ in pg.nearest_vectors("chunk", "m", query, 5)] == want30
+        monkeypatch.setattr(vectors, "HNSW_THRESHOLD", 40)
+        with pg.transaction():
+            pg.upsert_vectors("chunk", "m", 8, items[30:])
+        indexes = [r[0] for r in pg._rows("SELECT indexdef FROM pg_indexes WHERE tablename = 'vectors'")]
+        assert sum("USING hnsw" in d for d in indexes) == 1
+        got = pg.nearest_vectors("chunk", "m", query, 5)
+        assert got[0][0] == "c7" and got[0][1] == pytest.approx(1.0, abs=1e-3)
+        assert len({c for c, _ in got} & set(want)) >= 4  # approximate above the threshold
+        assert pg.nearest_vectors("chunk", "other model", query, 5) == []
+        assert pg.nearest_vectors("chunk", "m", query, 0) == []
+        # a loaded dump gets its pgvector values too
+        rows = list(pg.dump_rows(["vectors"]))
+        assert rows and all("emb" not in r for _, r in rows)
+    finally:
+        pg.close()
+
+
+def test_an_exhausted_pool_is_store_busy_and_a_read_only_store_cannot_write(pg_url: str, tmp_path: Path) -> None:
+    from graphmem.store.postgres import PostgresStore
+
+    open_store(tmp_path, url=pg_url).close()  # migrated
+    small = PostgresStore(pg_url, tmp_path, busy_timeout=0.1, pool_size=1)
+    reader = open_store(tmp_path, read_only="testing", url=pg_url)
+    got: list[BaseException] = []
+    try:
+        with small.transaction():  # holds the pool's only connection
+            t = threading.Thread(target=lambda: got.append(pytest.raises(StoreBusy, small.get_meta, "k").value))
+            t.start()
+            t.join()
+        assert len(got) == 1 and "connections" in str(got[0]) and small.get_meta("k") is None
+        with pytest.raises(BackendError, match="read-only"):
+            reader._exec("INSERT INTO kb_meta (key, value) VALUES ('k', 'v')")  # past refuse_write, on the server
+        assert small.get_meta("k") is None
+    finally:
+        small.close()
+        reader.close()
