@@ -50,8 +50,8 @@ QUERIES = ["Nile river", "longest river in Africa", "Mediterranean", "amazon bas
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
-    """A fresh database on the session's server, dropped afterwards."""
-    name, url = fresh_database("gm_pgtest")
+    """A fresh database (not migrated yet) on the session's server, dropped afterwards."""
+    name, url = fresh_database("gm_pgtest", migrated=False)
     yield url
     drop_database(name)
 

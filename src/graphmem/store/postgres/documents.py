@@ -10,7 +10,7 @@ from ...errors import InvalidInput
 from ...models import Chunk, ChunkHit, Document
 from ..protocols import documents as _protocol
 from ..rows import ChunkInfo, DocSource, LostEvidence
-from .fts import FtsPgMixin, query_terms, snippet
+from .fts import FtsPgMixin, query_terms, snippet, term_counts
 from .pgbase import Row
 
 __all__ = ["DocumentPgMixin", "TITLE_WEIGHT"]
@@ -26,6 +26,7 @@ def _weight(title_weight: float) -> float:
         raise InvalidInput(f"title_weight: expected a finite number >= 0, got {title_weight!r}")
     return float(title_weight)
 
+_CHUNK_TOTAL = "SELECT coalesce(max(id), 0) FROM chunks"
 # Chunks of latest versions only (``p`` is the terms table of fts.py, ``d`` its lengths).
 _LATEST = (" JOIN chunks cc ON cc.id = p.rid JOIN documents dd ON dd.doc_id = cc.doc_id AND dd.version = cc.version"
            " AND dd.is_latest = 1")
@@ -73,25 +74,36 @@ class DocumentPgMixin(FtsPgMixin):
         return out
 
     def insert_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
-        """Store a new document version with its chunks (and their terms); it becomes the latest."""
-        self._exec("UPDATE documents SET is_latest = 0 WHERE doc_id = %s AND is_latest = 1", (doc.doc_id,))
+        """Store a new document version with its chunks (and their terms); it becomes the latest. One
+        statement, one round trip: the previous latest version's flag, the version, its chunks, their lengths
+        and terms (references between them are checked at the end of the statement)."""
+        lengths: list[int] = []
+        term_chunk: list[str] = []
+        term_text: list[str] = []
+        term_tfs: list[str] = []
+        for ch in chunks:
+            length, row_terms = term_counts([ch.text, doc.title])
+            lengths.append(length)
+            for term, tfs in row_terms:
+                term_chunk.append(ch.chunk_id)
+                term_text.append(term)
+                term_tfs.append("{" + ",".join(map(str, tfs)) + "}")
         self._exec(
-            "INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata, created_at,"
-            " is_latest, chunk_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 1, %s)",
-            (doc.doc_id, doc.version, doc.title, doc.source, doc.content, doc.content_hash,
-             json.dumps(doc.metadata, ensure_ascii=False), doc.created_at, len(chunks)))
-        if not chunks:
-            return
-        rows = self._rows(
-            'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text, title)'
+            "WITH old AS (UPDATE documents SET is_latest = 0 WHERE doc_id = %s AND is_latest = 1),"
+            " doc AS (INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata,"
+            " created_at, is_latest, chunk_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 1, %s)),"
+            ' ch AS (INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text, title)'
             " SELECT a, b, c, d, e, f, g, %s FROM unnest(%s::text[], %s::text[], %s::int[], %s::int[], %s::int[],"
-            " %s::int[], %s::text[])"
-            " WITH ORDINALITY AS u(a, b, c, d, e, f, g, n) ORDER BY n RETURNING id, chunk_id",
-            (doc.title, [ch.chunk_id for ch in chunks], [ch.doc_id for ch in chunks], [ch.version for ch in chunks],
+            " %s::int[], %s::text[]) WITH ORDINALITY AS u(a, b, c, d, e, f, g, n) ORDER BY n RETURNING id, chunk_id),"
+            " fd AS (INSERT INTO chunks_fts_docs (rid, len) SELECT ch.id, l.len FROM ch"
+            " JOIN unnest(%s::text[], %s::int[]) AS l(chunk_id, len) ON l.chunk_id = ch.chunk_id)"
+            " INSERT INTO chunks_fts_terms (term, rid, tfs) SELECT t.term, ch.id, t.tfs::int[] FROM ch"
+            " JOIN unnest(%s::text[], %s::text[], %s::text[]) AS t(chunk_id, term, tfs) ON t.chunk_id = ch.chunk_id",
+            (doc.doc_id, doc.doc_id, doc.version, doc.title, doc.source, doc.content, doc.content_hash,
+             json.dumps(doc.metadata, ensure_ascii=False), doc.created_at, len(chunks),
+             doc.title, [ch.chunk_id for ch in chunks], [ch.doc_id for ch in chunks], [ch.version for ch in chunks],
              [ch.ordinal for ch in chunks], [ch.start for ch in chunks], [ch.end for ch in chunks],
-             [ch.text for ch in chunks]))
-        rid = {r[1]: int(r[0]) for r in rows}
-        self._fts_add("chunks", [(rid[ch.chunk_id], [ch.text, doc.title]) for ch in chunks])
+             [ch.text for ch in chunks], [ch.chunk_id for ch in chunks], lengths, term_chunk, term_text, term_tfs))
 
     def delete_document(self, doc_id: str) -> LostEvidence:
         """Delete every version of a document, its chunks and provenance (cascades); returns the nodes and
@@ -149,14 +161,12 @@ class DocumentPgMixin(FtsPgMixin):
 
     # -- full text -------------------------------------------------------------------------------
 
-    def _chunk_total(self) -> int:
+    def _ranked_chunks(self, text: str, k: int | None, latest_only: bool, title_weight: float,
+                       outer_sql: str | None = None, rids: Sequence[int] | None = None) -> list[Row]:
         # The pruning of common words is relative to the largest chunk row id, as in the SQLite backend.
-        row = self._one("SELECT coalesce(max(id), 0) FROM chunks")
-        return int(row[0]) if row else 0
-
-    def _ranked_chunks(self, text: str, k: int, latest_only: bool, title_weight: float) -> list[tuple[int, float]]:
-        return self._fts_rank("chunks", text, k, weights=(1.0, _weight(title_weight)),
-                              join_sql=_LATEST if latest_only else "", total=self._chunk_total())
+        return self._fts_rank_rows("chunks", text, k, weights=(1.0, _weight(title_weight)),
+                                   join_sql=_LATEST if latest_only else "", rids=rids,
+                                   total_sql=_CHUNK_TOTAL, outer_sql=outer_sql)
 
     def search_chunks(self, text: str, k: int = 10, latest_only: bool = True,
                       title_weight: float = TITLE_WEIGHT) -> list[ChunkHit]:
@@ -165,15 +175,11 @@ class DocumentPgMixin(FtsPgMixin):
         if k <= 0:
             _weight(title_weight)
             return []
-        ranked = self._ranked_chunks(text, k, latest_only, title_weight)
-        if not ranked:
-            return []
-        rows = {int(r["id"]): r for r in self._rows(
-            "SELECT c.*, d.title AS title FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
-            " AND d.version = c.version WHERE c.id = ANY(%s)", ([rid for rid, _ in ranked],))}
+        rows = self._ranked_chunks(text, k, latest_only, title_weight, outer_sql=(
+            "SELECT c.*, d.title AS doc_title, r.score FROM ({ranked}) r JOIN chunks c ON c.id = r.rid"
+            " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version ORDER BY r.score DESC, r.rid"))
         terms = {t for p in query_terms(text) for t in p}
-        return [ChunkHit(self._chunk(rows[rid]), rows[rid]["title"], score, snippet(rows[rid]["text"], terms))
-                for rid, score in ranked if rid in rows]
+        return [ChunkHit(self._chunk(r), r["doc_title"], float(r["score"]), snippet(r["text"], terms)) for r in rows]
 
     def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True, keep_scores: bool = False,
                     title_weight: float = TITLE_WEIGHT) -> list[tuple[str, float]]:
@@ -181,12 +187,8 @@ class DocumentPgMixin(FtsPgMixin):
         if k <= 0:
             _weight(title_weight)
             return []
-        ranked = self._ranked_chunks(text, k, latest_only, title_weight)
-        if not ranked:
-            return []
-        ids = {int(r[0]): r[1] for r in self._rows("SELECT id, chunk_id FROM chunks WHERE id = ANY(%s)",
-                                                   ([rid for rid, _ in ranked],))}
-        return [(ids[rid], score) for rid, score in ranked if rid in ids]
+        return [(r[0], float(r[1])) for r in self._ranked_chunks(text, k, latest_only, title_weight, outer_sql=(
+            "SELECT c.chunk_id, r.score FROM ({ranked}) r JOIN chunks c ON c.id = r.rid ORDER BY r.score DESC, r.rid"))]
 
     def chunk_bm25(self, text: str, chunk_ids: Sequence[str], title_weight: float = TITLE_WEIGHT) -> dict[str, float]:
         """BM25 (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
@@ -195,5 +197,5 @@ class DocumentPgMixin(FtsPgMixin):
                                                    (list(set(chunk_ids)),))}
         if not ids:
             return {}
-        return {ids[rid]: score for rid, score in self._fts_rank(
-            "chunks", text, None, weights=(1.0, weight), rids=list(ids), total=self._chunk_total()) if rid in ids}
+        return {ids[int(r[0])]: float(r[1]) for r in self._ranked_chunks(text, None, False, weight, rids=list(ids))
+                if int(r[0]) in ids}

@@ -26,7 +26,8 @@ from .pgbase import PgHelpers
 from .porter import stem
 from .unicode61 import FOLD, SEPARATOR_RANGES
 
-__all__ = ["FtsPgMixin", "FTS_SOURCES", "fts_schema", "tokens", "token_spans", "query_terms", "snippet", "K1", "B"]
+__all__ = ["FtsPgMixin", "FTS_SOURCES", "fts_schema", "term_counts", "tokens", "token_spans", "query_terms", "snippet",
+           "K1", "B"]
 
 FTS_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "chunks": ("id", ("text", "title")),
@@ -128,6 +129,13 @@ CREATE TRIGGER {t}_docs_ad AFTER DELETE ON {t}_docs REFERENCING OLD TABLE AS gon
 """
 
 
+def term_counts(texts: Sequence[str]) -> tuple[int, list[tuple[str, list[int]]]]:
+    """A row's length in tokens (all columns) and ``(term, [frequency in each column])`` of its terms."""
+    per_col = [Counter(tokens(t or "")) for t in texts]
+    return (sum(sum(c.values()) for c in per_col),
+            [(term, [c.get(term, 0) for c in per_col]) for term in dict.fromkeys(t for c in per_col for t in c)])
+
+
 def snippet(text: str, terms: Iterable[str], open_: str = "[", close: str = "]", ellipsis: str = "…",
             size: int = 16) -> str:
     """A window of about ``size`` tokens of ``text`` with the most distinct matched ``terms``, each match
@@ -165,10 +173,9 @@ class FtsPgMixin(PgHelpers):
         docs: list[tuple[int, int]] = []
         terms: list[tuple[str, int, list[int]]] = []
         for rid, texts in rows:
-            per_col = [Counter(tokens(t or "")) for t in texts]
-            docs.append((rid, sum(sum(c.values()) for c in per_col)))
-            for term in dict.fromkeys(t for c in per_col for t in c):
-                terms.append((term, rid, [c.get(term, 0) for c in per_col]))
+            length, row_terms = term_counts(texts)
+            docs.append((rid, length))
+            terms += [(term, rid, tfs) for term, tfs in row_terms]
         if not docs:
             return
         t = f"{table}_fts"
@@ -191,17 +198,23 @@ class FtsPgMixin(PgHelpers):
         row = self._one(f"SELECT n, tokens FROM {table}_fts_stats")
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
-    def _fts_phrases(self, table: str, text: str, total: int | None, prune: bool = True
-                     ) -> list[tuple[list[str], float]]:
-        """The query's phrases with their idf (words in more than a fifth of ``total`` rows pruned, as
-        long as a rarer one remains); [] when ``text`` has no word."""
+    def _fts_prepare(self, table: str, text: str, total: int | None, total_sql: str | None, prune: bool
+                     ) -> tuple[list[tuple[list[str], float]], float] | None:
+        """The query's phrases with their idf, and the average row length; None when ``text`` has no word
+        or nothing is indexed. Words in more than a fifth of ``total`` rows (or of what ``total_sql``
+        counts) are pruned, as long as a rarer one remains. One round trip."""
         phrases = query_terms(text)
         if not phrases:
-            return []
+            return None
         all_terms = sorted({t for p in phrases for t in p})
-        df = {r[0]: int(r[1]) for r in self._rows(f"SELECT term, df FROM {table}_fts_df WHERE term = ANY(%s)",
-                                                  (all_terms,))}
-        n_rows, _ = self._fts_stats(table)
+        row = self._one(f"SELECT s.n, s.tokens, ({total_sql or 'SELECT NULL::bigint'}), d.terms, d.dfs"
+                        f" FROM {table}_fts_stats s, LATERAL (SELECT array_agg(term::text) AS terms,"
+                        f" array_agg(df) AS dfs FROM {table}_fts_df WHERE term = ANY(%s)) d", (all_terms,))
+        if row is None or not row[0]:
+            return None
+        n_rows, n_tokens = int(row[0]), int(row[1])
+        total = int(row[2]) if row[2] is not None else total
+        df = dict(zip(row[3] or [], (int(x) for x in row[4] or [])))
         if prune and total is not None and len(phrases) > 1:
             cap = max(_PRUNE_FLOOR, int(total * _PRUNE_SHARE))
             keep = [p for p in phrases if min(df.get(t, 0) for t in p) < cap]
@@ -209,25 +222,35 @@ class FtsPgMixin(PgHelpers):
         out = []
         for p in phrases:
             n = min(df.get(t, 0) for t in p)
-            idf = math.log((n_rows - n + 0.5) / (n + 0.5)) if n_rows else 0.0
+            idf = math.log((n_rows - n + 0.5) / (n + 0.5))
             out.append((p, idf if idf > 0 else 1e-6))
-        return out
+        return out, (n_tokens / n_rows if n_tokens else 1.0)
 
     def _fts_rank(self, table: str, text: str, k: int | None, weights: Sequence[float] | None = None,
                   join_sql: str = "", where_sql: str = "", params: Sequence[Any] = (),
                   rids: Sequence[int] | None = None, total: int | None = None,
-                  prune: bool = True) -> list[tuple[int, float]]:
+                  prune: bool = True, total_sql: str | None = None) -> list[tuple[int, float]]:
         """``(row id, BM25)`` of ``table``'s rows matching any phrase of ``text``, best first (ties by row
         id), at most ``k`` (None: all). ``join_sql`` (no parameters) and ``where_sql`` (with ``params``) filter the
         rows: the terms' alias is ``p``, e.g. ``JOIN chunks c ON c.id = p.rid`` and ``AND c.doc_id = %s``; ``rids``
-        limits the rows scored; ``total`` is the row count the pruning of common words is relative to."""
-        phrases = self._fts_phrases(table, text, total, prune)
-        if not phrases or (k is not None and k <= 0):
+        limits the rows scored; ``total`` (or the scalar query ``total_sql``) is the row count the pruning of
+        common words is relative to."""
+        return [(int(r[0]), float(r[1])) for r in self._fts_rank_rows(
+            table, text, k, weights, join_sql, where_sql, params, rids, total, prune, total_sql)]
+
+    def _fts_rank_rows(self, table: str, text: str, k: int | None, weights: Sequence[float] | None = None,
+                       join_sql: str = "", where_sql: str = "", params: Sequence[Any] = (),
+                       rids: Sequence[int] | None = None, total: int | None = None, prune: bool = True,
+                       total_sql: str | None = None, outer_sql: str | None = None) -> list[Any]:
+        """:meth:`_fts_rank`'s rows, or those of ``outer_sql`` (no parameters) wrapped around them: its
+        ``{ranked}`` is the ranked query (columns ``rid``, ``score``), e.g. to read each row's key in the
+        same round trip."""
+        if k is not None and k <= 0:
             return []
-        n_rows, n_tokens = self._fts_stats(table)
-        if not n_rows:
+        prepared = self._fts_prepare(table, text, total, total_sql, prune)
+        if prepared is None:
             return []
-        avgdl = n_tokens / n_rows if n_tokens else 1.0
+        phrases, avgdl = prepared
         w = [float(x) for x in weights] if weights else [1.0]
         # One term per phrase: adjacency is not stored, so a word of several tokens (``foo_bar``, rare in
         # queries) counts by its first token.
@@ -249,4 +272,6 @@ class FtsPgMixin(PgHelpers):
         if k is not None:
             sql += " LIMIT %s"
             args.append(k)
-        return [(int(r[0]), float(r[1])) for r in self._rows(sql, args)]
+        if outer_sql is not None:
+            sql = outer_sql.format(ranked=sql)
+        return self._rows(sql, args)
