@@ -115,6 +115,13 @@ class WikiPgMixin(FtsPgMixin):
         return {r[0] for r in self._rows("SELECT slug FROM pages WHERE slug = %s OR (slug > %s AND slug < %s)",
                                          [base, base + "-", base + "."])}
 
+    def save_pages(self, pages: Sequence[tuple[Page, Sequence[PageLink], Sequence[PageClaim], Sequence[PageSource]]]
+                   ) -> None:
+        """:meth:`save_page` for each ``(page, links, claims, sources)``, in order (one round trip per page:
+        the batched form would need the per-table multi-row writes SQLite's version does)."""
+        for page, links, claims, sources in pages:
+            self.save_page(page, links, claims, sources)
+
     def save_page(self, page: Page, links: Sequence[PageLink], claims: Sequence[PageClaim],
                   sources: Sequence[PageSource]) -> None:
         """Insert or replace (by slug) a page with its links, claims ``(edge id, line, text)``
