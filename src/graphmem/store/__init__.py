@@ -10,9 +10,14 @@ from .base import Store
 __all__ = ["Store", "open_store"]
 
 
-def open_store(home: Path, busy_timeout: float = 30.0, read_only: str | None = None) -> Store:
+def open_store(home: Path, busy_timeout: float = 30.0, read_only: str | None = None,
+               url: str | None = None) -> Store:
     """Open the store of the knowledge base folder ``home`` (the SQLite file ``graph.db``);
     ``read_only`` is the reason to open it read-only (None: read-write)."""
+    if url:  # placeholder for pg-core's PostgreSQL dispatch (same signature); replaced when it merges
+        from ..errors import BackendError
+
+        raise BackendError("[store] url: the PostgreSQL backend is not available in this build")
     from .sqlite import SqliteStore
 
     return SqliteStore(home / "graph.db", busy_timeout=busy_timeout, read_only=read_only)
