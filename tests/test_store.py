@@ -32,6 +32,7 @@ SHIPPED = {
     "0010_mentions_node_recent": "fbd8e22d9c5ed57e322e472e1515e2055ad0a485f3660592acc377e6f9454441",
     "0011_feed_cursors": "5150f631771009d796480dacfe282a0dae7d308c196b0f2cab5f31d275544205",
     "0012_replay_log": "c3d83db915927f5f681462e5edd6d8b821d7c8d463662e655649aee21821dca3",
+    "0020_pgops_page_text": "e0c6484abd6e0e12133f8cc73d05f41dc61aea2fe7fde9115f2e7f6217869913",
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from .schema_graph import GRAPH_MIGRATIONS
+from .schema_hosts import HOSTS_MIGRATIONS
 from .schema_memory import FEED_MIGRATIONS, SKILL_MEMORY_MIGRATIONS
 from .schema_read import READ_PATH_MIGRATIONS
 from .schema_wiki import WIKI_VECTOR_MIGRATIONS
@@ -17,7 +18,7 @@ from .schema_wiki import WIKI_VECTOR_MIGRATIONS
 __all__ = ["MIGRATIONS", "split_sql"]
 
 MIGRATIONS: list[tuple[str, str]] = [*GRAPH_MIGRATIONS, *WIKI_VECTOR_MIGRATIONS, *SKILL_MEMORY_MIGRATIONS,
-                                     *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS]
+                                     *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS, *HOSTS_MIGRATIONS]
 """``(name, SQL script)`` in the order they are applied."""
 
 
