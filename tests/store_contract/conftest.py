@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.store import Store, open_store
+from pg_server import drop_database, fresh_database, pg_server_url
 
 StoreFactory = Callable[[Path, "str | None"], Store]
 
@@ -22,9 +23,19 @@ def _sqlite(place: Path, read_only: str | None = None) -> Store:
     return open_store(place, busy_timeout=5.0, read_only=read_only)
 
 
+# place -> (database name, url): every handle onto one place opens the same database.
+_PG_DATABASES: dict[Path, tuple[str, str]] = {}
+
+
+def _postgres(place: Path, read_only: str | None = None) -> Store:
+    if place not in _PG_DATABASES:
+        _PG_DATABASES[place] = fresh_database()
+    return open_store(place, busy_timeout=5.0, read_only=read_only, url=_PG_DATABASES[place][1])
+
+
 BACKENDS: dict[str, StoreFactory] = {
     "sqlite": _sqlite,
-    # "postgres": _postgres,  (its issue: a database per test, dropped afterwards)
+    "postgres": _postgres,  # a database per test (tests/pg_server.py), dropped afterwards
 }
 
 
@@ -34,9 +45,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def backend(request: pytest.FixtureRequest) -> StoreFactory:
-    """The factory of the backend under test."""
-    return BACKENDS[request.param]
+def backend(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
+    """The factory of the backend under test (PostgreSQL: skipped with the reason when no server can be
+    started, failed instead under CI=true; the test's databases are dropped after it)."""
+    if request.param == "postgres":
+        pg_server_url()
+    yield BACKENDS[request.param]
+    if request.param == "postgres":
+        for place in list(_PG_DATABASES):
+            drop_database(_PG_DATABASES.pop(place)[0])
 
 
 @pytest.fixture

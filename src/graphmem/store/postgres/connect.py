@@ -1,0 +1,89 @@
+"""Connecting to PostgreSQL: psycopg 3 and its connection pool, imported lazily (they are the optional
+``postgres`` extra), and the url shown in messages (without its password)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ...errors import BackendError, InvalidInput
+
+__all__ = ["ConnectionPgMixin", "import_psycopg", "is_postgres_url", "safe_url"]
+
+_MISSING = ("the PostgreSQL backend needs psycopg 3 with its pool and pgvector: pip install 'graphmem[postgres]'"
+            " ({missing} is not installed)")
+
+
+def is_postgres_url(url: str | None) -> bool:
+    """Whether ``url`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return bool(url) and str(url).split("://", 1)[0].lower() in ("postgresql", "postgres")
+
+
+def safe_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def import_psycopg() -> tuple[Any, Any]:
+    """``(psycopg, psycopg_pool)``, or InvalidInput naming the install command."""
+    try:
+        import psycopg
+    except ImportError:
+        raise InvalidInput(_MISSING.format(missing="psycopg")) from None
+    try:
+        import psycopg_pool
+    except ImportError:
+        raise InvalidInput(_MISSING.format(missing="psycopg_pool")) from None
+    return psycopg, psycopg_pool
+
+
+class ConnectionPgMixin:
+    """The pool, and ``_use()``: the connection a helper runs on."""
+
+    url: str
+    busy_timeout: float
+    pool_size: int
+    _pool: Any
+    _tls: threading.local
+
+    def _open_pool(self) -> None:
+        psycopg, psycopg_pool = import_psycopg()
+        from .pgbase import row_factory
+
+        def configure(conn: Any) -> None:
+            conn.execute("SET application_name = 'graphmem'")
+
+        try:
+            self._pool = psycopg_pool.ConnectionPool(
+                self.url, min_size=1, max_size=self.pool_size, open=False, configure=configure,
+                kwargs={"autocommit": True, "row_factory": row_factory}, timeout=max(self.busy_timeout, 1.0),
+                name="graphmem")
+            self._pool.open(wait=True, timeout=max(self.busy_timeout, 1.0))
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            try:
+                self._pool.close()
+            except Exception:  # noqa: BLE001 - the pool never opened; the message below says why
+                pass
+            raise BackendError(f"cannot connect to PostgreSQL at {safe_url(self.url)}: {exc}; check that the "
+                               "server is running and the url (user, host, database) is right") from None
+
+    @contextmanager
+    def _use(self) -> Iterator[Any]:
+        conn = getattr(self._tls, "conn", None)
+        if conn is not None:  # inside this thread's transaction
+            yield conn
+            return
+        from .txn import psycopg_error, to_backend_error
+
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg_error() as exc:
+            raise to_backend_error(exc, self.url, self.busy_timeout, wrote=False) from None
