@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import backend_kb
 import graphmem
 from conftest import snapshot
 from graphmem.errors import BackendError, InvalidInput, NotFound
@@ -20,6 +21,9 @@ SUMMARY_BODY = (
     "The system crashes because of a [[memory-leak]]: objects are not released.\n\n"
     "- [[memory-leak]] causes [[system-crash]]\n"
 )
+
+# The knowledge base of these tests, on SQLite and on PostgreSQL (tests/backend_kb.py).
+kb, backend_url = backend_kb.kb, backend_kb.backend_url
 LOG_LINE = re.compile(r"^## \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] (\w+) \| (\S+) — (.*)$")
 
 
