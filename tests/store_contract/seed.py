@@ -64,3 +64,12 @@ def mention(store: Store, node_id: str, chunk: Chunk, word: str) -> Mention:
     with store.transaction():
         store.insert_mentions([m])
     return m
+
+
+def raw_sql(store: Store, sql: str) -> None:
+    """Run ``sql`` on the store's database behind its back (inside its transaction): for the tests that
+    damage a store on purpose. Backend-specific by nature."""
+    if store.backend == "postgres":
+        store._exec(sql)  # type: ignore[attr-defined]
+    else:
+        store.conn.execute(sql)  # type: ignore[attr-defined]

@@ -7,10 +7,20 @@ import pytest
 from graphmem.errors import InvalidInput
 from graphmem.store.protocols import PortableStore
 
-from .seed import T0, document, edge, evidence, mention, node
+from .seed import T0, document, edge, evidence, mention, node, raw_sql
 
 PROTOCOL = PortableStore
 contract = pytest.mark.contract
+
+
+# Each backend's way of losing a chunk's full-text entry (the damage check_store must find).
+_UNINDEX_ONE_CHUNK = {
+    "sqlite": "INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', "
+              "(SELECT id FROM chunks WHERE chunk_id = 'd1:v1:c1'), 'Postgres stores orders.')",
+    "postgres": "DELETE FROM chunks_fts_docs WHERE rid = (SELECT id FROM chunks WHERE chunk_id = 'd1:v1:c1')",
+}
+_UNINDEX_ALL_CHUNKS = {"sqlite": "INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
+                       "postgres": "DELETE FROM chunks_fts_docs"}
 
 
 def _seed(store) -> None:
@@ -86,11 +96,10 @@ def test_check_finds_index_drift_and_dangling_rows_and_repair_fixes_them(store) 
     _seed(store)
     assert store.check_store() == {"integrity": [], "fts": [], "vectors": [], "evidence": []}
     with store.transaction():  # damage behind the store's back: what a crash or a hand edit might leave
-        store.conn.execute("INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', "
-                           "(SELECT id FROM chunks WHERE chunk_id = 'd1:v1:c1'), 'Postgres stores orders.')")
-        store.conn.execute("UPDATE provenance SET chunk_id = 'gone:c9'")
-        store.conn.execute("INSERT INTO vectors (item_kind, item_id, model, dim, text_hash, vec) "
-                           "SELECT item_kind, 'gone', model, dim, text_hash, vec FROM vectors")
+        raw_sql(store, _UNINDEX_ONE_CHUNK[store.backend])
+        raw_sql(store, "UPDATE provenance SET chunk_id = 'gone:c9'")
+        raw_sql(store, "INSERT INTO vectors (item_kind, item_id, model, dim, text_hash, vec) "
+                       "SELECT item_kind, 'gone', model, dim, text_hash, vec FROM vectors")
     found = store.check_store()
     assert found["fts"] and found["evidence"] == ["1 evidence records point at missing chunks"]
     assert found["vectors"] == ["1 chunk vectors of chunks that are gone"]
@@ -133,5 +142,5 @@ def test_check_works_on_a_read_only_store(store, open_again) -> None:
     reader = open_again("checking")
     assert reader.check_store() == {"integrity": [], "fts": [], "vectors": [], "evidence": []}
     with store.transaction():
-        store.conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
+        raw_sql(store, _UNINDEX_ALL_CHUNKS[store.backend])
     assert reader.check_store()["fts"] == ["chunks_fts: 0 rows indexed for 2 in chunks"]

@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 
+from ...errors import InvalidInput
 from ...models import Chunk, ChunkHit, Document
+from ..protocols import documents as _protocol
 from ..rows import ChunkInfo, DocSource, LostEvidence
 from .fts import FtsPgMixin, query_terms, snippet
 from .pgbase import Row
 
-__all__ = ["DocumentPgMixin"]
+__all__ = ["DocumentPgMixin", "TITLE_WEIGHT"]
+
+# The weight of a chunk's title field (issue 15's BM25F): the protocol's default where it has one; before
+# that lands, titles are indexed but weigh nothing.
+TITLE_WEIGHT: float = float(getattr(_protocol, "DEFAULT_TITLE_WEIGHT", 0.0))
+
+
+def _weight(title_weight: float) -> float:
+    if isinstance(title_weight, bool) or not isinstance(title_weight, (int, float)) or not math.isfinite(
+            title_weight) or title_weight < 0:
+        raise InvalidInput(f"title_weight: expected a finite number >= 0, got {title_weight!r}")
+    return float(title_weight)
 
 # Chunks of latest versions only (``p`` is the terms table of fts.py, ``d`` its lengths).
 _LATEST = (" JOIN chunks cc ON cc.id = p.rid JOIN documents dd ON dd.doc_id = cc.doc_id AND dd.version = cc.version"
@@ -69,15 +83,15 @@ class DocumentPgMixin(FtsPgMixin):
         if not chunks:
             return
         rows = self._rows(
-            'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text)'
-            " SELECT a, b, c, d, e, f, g FROM unnest(%s::text[], %s::text[], %s::int[], %s::int[], %s::int[],"
+            'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text, title)'
+            " SELECT a, b, c, d, e, f, g, %s FROM unnest(%s::text[], %s::text[], %s::int[], %s::int[], %s::int[],"
             " %s::int[], %s::text[])"
             " WITH ORDINALITY AS u(a, b, c, d, e, f, g, n) ORDER BY n RETURNING id, chunk_id",
-            ([ch.chunk_id for ch in chunks], [ch.doc_id for ch in chunks], [ch.version for ch in chunks],
+            (doc.title, [ch.chunk_id for ch in chunks], [ch.doc_id for ch in chunks], [ch.version for ch in chunks],
              [ch.ordinal for ch in chunks], [ch.start for ch in chunks], [ch.end for ch in chunks],
              [ch.text for ch in chunks]))
         rid = {r[1]: int(r[0]) for r in rows}
-        self._fts_add("chunks", [(rid[ch.chunk_id], [ch.text]) for ch in chunks])
+        self._fts_add("chunks", [(rid[ch.chunk_id], [ch.text, doc.title]) for ch in chunks])
 
     def delete_document(self, doc_id: str) -> LostEvidence:
         """Delete every version of a document, its chunks and provenance (cascades); returns the nodes and
@@ -140,14 +154,18 @@ class DocumentPgMixin(FtsPgMixin):
         row = self._one("SELECT coalesce(max(id), 0) FROM chunks")
         return int(row[0]) if row else 0
 
-    def _ranked_chunks(self, text: str, k: int, latest_only: bool) -> list[tuple[int, float]]:
-        return self._fts_rank("chunks", text, k, join_sql=_LATEST if latest_only else "", total=self._chunk_total())
+    def _ranked_chunks(self, text: str, k: int, latest_only: bool, title_weight: float) -> list[tuple[int, float]]:
+        return self._fts_rank("chunks", text, k, weights=(1.0, _weight(title_weight)),
+                              join_sql=_LATEST if latest_only else "", total=self._chunk_total())
 
-    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[ChunkHit]:
-        """BM25-ranked chunks matching any word of ``text``, with a snippet marking the matched words."""
+    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True,
+                      title_weight: float = TITLE_WEIGHT) -> list[ChunkHit]:
+        """BM25F-ranked chunks (text, and title weighted ``title_weight``) matching any word of ``text``,
+        with a snippet of the text marking the matched words."""
         if k <= 0:
+            _weight(title_weight)
             return []
-        ranked = self._ranked_chunks(text, k, latest_only)
+        ranked = self._ranked_chunks(text, k, latest_only, title_weight)
         if not ranked:
             return []
         rows = {int(r["id"]): r for r in self._rows(
@@ -157,23 +175,25 @@ class DocumentPgMixin(FtsPgMixin):
         return [ChunkHit(self._chunk(rows[rid]), rows[rid]["title"], score, snippet(rows[rid]["text"], terms))
                 for rid, score in ranked if rid in rows]
 
-    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True,
-                    keep_scores: bool = False) -> list[tuple[str, float]]:
+    def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True, keep_scores: bool = False,
+                    title_weight: float = TITLE_WEIGHT) -> list[tuple[str, float]]:
         """``(chunk id, BM25)`` of :meth:`search_chunks`' hits, in its order, without snippets."""
         if k <= 0:
+            _weight(title_weight)
             return []
-        ranked = self._ranked_chunks(text, k, latest_only)
+        ranked = self._ranked_chunks(text, k, latest_only, title_weight)
         if not ranked:
             return []
         ids = {int(r[0]): r[1] for r in self._rows("SELECT id, chunk_id FROM chunks WHERE id = ANY(%s)",
                                                    ([rid for rid, _ in ranked],))}
         return [(ids[rid], score) for rid, score in ranked if rid in ids]
 
-    def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+    def chunk_bm25(self, text: str, chunk_ids: Sequence[str], title_weight: float = TITLE_WEIGHT) -> dict[str, float]:
         """BM25 (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
+        weight = _weight(title_weight)
         ids = {int(r[0]): r[1] for r in self._rows("SELECT id, chunk_id FROM chunks WHERE chunk_id = ANY(%s)",
                                                    (list(set(chunk_ids)),))}
         if not ids:
             return {}
-        return {ids[rid]: score for rid, score in self._fts_rank("chunks", text, None, rids=list(ids),
-                                                                  total=self._chunk_total()) if rid in ids}
+        return {ids[rid]: score for rid, score in self._fts_rank(
+            "chunks", text, None, weights=(1.0, weight), rids=list(ids), total=self._chunk_total()) if rid in ids}

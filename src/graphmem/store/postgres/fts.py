@@ -26,7 +26,17 @@ from ...text import query_words
 from .pgbase import PgHelpers
 from .porter import stem
 
-__all__ = ["FtsPgMixin", "fts_schema", "tokens", "token_spans", "query_terms", "snippet", "K1", "B"]
+__all__ = ["FtsPgMixin", "FTS_SOURCES", "fts_schema", "tokens", "token_spans", "query_terms", "snippet", "K1", "B"]
+
+FTS_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "chunks": ("id", ("text", "title")),
+    "node_names": ("id", ("alias",)),
+    "pages": ("id", ("title", "content")),
+    "skills": ("rid", ("name", "triggers", "tags", "description", "body")),
+    "memories": ("rowid_", ("text",)),
+}
+"""Each table with term statistics (:func:`fts_schema`): its row id column and the SQL of its indexed
+columns, in order. Checks, repairs and loads re-index from these; a mixin adding an indexed table adds it."""
 
 K1, B = 1.2, 0.75
 _PRUNE_SHARE, _PRUNE_FLOOR = 0.2, 2000  # sqlite/fts.py's pruned_fts_query

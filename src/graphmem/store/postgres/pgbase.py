@@ -41,7 +41,9 @@ def row_factory(cursor: Any) -> Any:
     desc = cursor.description
     if desc is None:
         return lambda values: values
-    names = {d.name: i for i, d in reversed(list(enumerate(desc)))}  # the first of a repeated name wins
+    names: dict[str, int] = {}
+    for i, d in enumerate(desc):
+        names.setdefault(d.name, i)  # in column order; the first of a repeated name wins
     row_type = type("Row", (Row,), {"_names": names, "__slots__": ()})
 
     def make(values: Sequence[Any]) -> Row:

@@ -42,6 +42,8 @@ CREATE TABLE chunks (
     start INTEGER NOT NULL,
     "end" INTEGER NOT NULL,
     text TEXT NOT NULL,
+    -- Its document version's title: the second full-text field (BM25F, issue 15), as SQLite's 0013 has it.
+    title TEXT NOT NULL DEFAULT '',
     FOREIGN KEY (doc_id, version) REFERENCES documents (doc_id, version) ON DELETE CASCADE
 );
 CREATE INDEX chunks_doc ON chunks (doc_id, version, ordinal);
@@ -100,31 +102,65 @@ END $$;
 CREATE TRIGGER vectors_chunk_gone AFTER DELETE ON chunks REFERENCING OLD TABLE AS gone
     FOR EACH STATEMENT EXECUTE FUNCTION gm_vectors_chunk_gone();
 """
-        + fts_schema("chunks", "id", 1),
+        + fts_schema("chunks", "id", 2),
     ),
 ]
 """Applied before the graph's (P2's) migrations."""
 
 CORE_AFTER_MIGRATIONS: list[tuple[str, str]] = [
     (
-        "pg0100_vector_cascades",
+        "pg0101_replay_log",
         """
--- A node or a relation going away takes its vector with it (the tables are the graph's migrations').
-CREATE FUNCTION gm_vectors_node_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+-- What replay undoes (kb.events.replay, PortableStore.replay_to): every change to these tables, the row as
+-- it was for an update or a delete, the key for an insert; ev is the last event id when the change was made
+-- (the changes before the next event belong to that state). As in SQLite's 0012, the inserts of rows only
+-- ever inserted with a new parent row (chunks, evidence, mentions) are not logged: undoing the parent's
+-- insert drops them as dangling. Under the write lock ev never decreases along seq.
+CREATE TABLE replay_log (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    ev BIGINT NOT NULL,
+    tbl TEXT NOT NULL,
+    op TEXT NOT NULL,
+    key JSONB NOT NULL,
+    old JSONB
+);
+CREATE FUNCTION gm_replay() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ev BIGINT := (SELECT value::bigint FROM kb_meta WHERE key = 'events.high');
 BEGIN
-    DELETE FROM vectors v USING gone WHERE v.item_kind = gone.kind AND v.item_id = gone.id;
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO replay_log (ev, tbl, op, key) VALUES (ev, TG_TABLE_NAME, 'I', to_jsonb(NEW) -> TG_ARGV[0]);
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO replay_log (ev, tbl, op, key, old) VALUES (ev, TG_TABLE_NAME, 'U', to_jsonb(OLD) -> TG_ARGV[0],
+            CASE WHEN TG_TABLE_NAME = 'documents' THEN to_jsonb(OLD) - 'content' ELSE to_jsonb(OLD) END);
+    ELSE
+        INSERT INTO replay_log (ev, tbl, op, key, old)
+            VALUES (ev, TG_TABLE_NAME, 'D', to_jsonb(OLD) -> TG_ARGV[0], to_jsonb(OLD));
+    END IF;
     RETURN NULL;
 END $$;
-CREATE TRIGGER vectors_node_gone AFTER DELETE ON nodes REFERENCING OLD TABLE AS gone
-    FOR EACH STATEMENT EXECUTE FUNCTION gm_vectors_node_gone();
-CREATE FUNCTION gm_vectors_edge_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+DO $$
+DECLARE
+    t TEXT;
+    k TEXT;
 BEGIN
-    DELETE FROM vectors v USING gone WHERE v.item_kind = 'relation' AND v.item_id = gone.id;
-    RETURN NULL;
+    FOR t, k IN SELECT * FROM (VALUES ('documents', 'rowid_'), ('chunks', 'id'), ('nodes', 'id'),
+            ('node_names', 'id'), ('edges', 'id'), ('memories', 'rowid_'), ('provenance', 'id'), ('mentions', 'id'),
+            ('memory_versions', 'id'), ('memory_feedback', 'id'), ('pages', 'id')) AS v (t, k) LOOP
+        IF to_regclass(t) IS NOT NULL THEN
+            IF t NOT IN ('chunks', 'provenance', 'mentions') THEN
+                EXECUTE format('CREATE TRIGGER replay_%s_i AFTER INSERT ON %I FOR EACH ROW '
+                               'EXECUTE FUNCTION gm_replay(%L)', t, t, k);
+            END IF;
+            EXECUTE format('CREATE TRIGGER replay_%s_ud AFTER UPDATE OR DELETE ON %I FOR EACH ROW '
+                           'EXECUTE FUNCTION gm_replay(%L)', t, t, k);
+        END IF;
+    END LOOP;
 END $$;
-CREATE TRIGGER vectors_edge_gone AFTER DELETE ON edges REFERENCING OLD TABLE AS gone
-    FOR EACH STATEMENT EXECUTE FUNCTION gm_vectors_edge_gone();
+INSERT INTO kb_meta (key, value) SELECT 'replay.since_event', coalesce(max(id), 0)::text FROM events
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value;
 """,
     ),
 ]
 """Applied after the graph's migrations (they refer to its tables)."""
+

@@ -96,6 +96,21 @@ CREATE TABLE mentions (
 CREATE INDEX mentions_node ON mentions (node_id, chunk_id);
 CREATE INDEX mentions_chunk ON mentions (chunk_id);
 CREATE INDEX mentions_node_recent ON mentions (node_id, id);
+-- A node or a relation going away takes its vector with it (the tables are the graph's migrations').
+CREATE FUNCTION gm_vectors_node_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM vectors v USING gone WHERE v.item_kind = gone.kind AND v.item_id = gone.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER vectors_node_gone AFTER DELETE ON nodes REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION gm_vectors_node_gone();
+CREATE FUNCTION gm_vectors_edge_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM vectors v USING gone WHERE v.item_kind = 'relation' AND v.item_id = gone.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER vectors_edge_gone AFTER DELETE ON edges REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION gm_vectors_edge_gone();
 """
         + fts_schema("node_names", "id", 1),
     ),
