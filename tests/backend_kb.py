@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 import graphmem
+from graphmem.config import set_config_value
 from pg_server import drop_database, fresh_database
 
-__all__ = ["BACKENDS", "backend_url", "backend_config", "kb", "kb_backend"]
+__all__ = ["BACKENDS", "backend_url", "backend_config", "make_home", "kb", "kb_backend"]
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -43,10 +44,19 @@ def backend_config(url: str | None, **sections: Any) -> dict[str, Any]:
     return {**sections, **({"store": {"url": url}} if url else {})}
 
 
+def make_home(home: Path, url: str | None) -> Path:
+    """A knowledge base folder on the backend, as ``graphmem init [--store URL]`` leaves it: the url is in its
+    config.toml, so that a test reopening the folder with ``graphmem.open(home)`` gets the same store."""
+    graphmem.open(home, config=backend_config(url)).close()
+    if url:
+        set_config_value(home, "store", "url", url)
+    return home
+
+
 @pytest.fixture
 def kb(tmp_path: Path, backend_url: str | None) -> Iterator[graphmem.KnowledgeBase]:
     """A fresh knowledge base on each backend (same folder as tests/conftest.py's ``kb``)."""
-    with graphmem.open(tmp_path / "kb", config=backend_config(backend_url)) as k:
+    with graphmem.open(make_home(tmp_path / "kb", backend_url)) as k:
         yield k
 
 
