@@ -25,7 +25,7 @@ from .context import (
     utc_now,
 )
 from .embeddings.manager import EmbeddingManager
-from .errors import BackendError, InvalidInput
+from .errors import BackendError, GraphmemError, InvalidInput
 from .extraction import Extraction, parse_extraction
 from .faces import Documents, Events, Graph
 from .faces.memory import Memory
@@ -295,6 +295,14 @@ def _read_only_reason(path: Path, read_only: bool | None, url: str) -> str | Non
     return None
 
 
+def _remove_created(paths: list[Path]) -> None:
+    for p in reversed(paths):
+        try:
+            p.rmdir() if p.is_dir() else p.unlink()
+        except OSError:
+            pass  # not empty (someone else's files): left alone
+
+
 def _exists(path: Path, url: str) -> bool:
     """A knowledge base is there: its graph.db, or (store on a server) its config.toml."""
     return (path / ("config.toml" if url else "graph.db")).exists()
@@ -340,10 +348,12 @@ def open(
         kb.warn(f"knowledge base {path} is read-only ({reason}): reads work; memory use counts, decay and "
                 "wiki autosync are skipped, and writes are refused")
         return kb
+    created: list[Path] = []  # what this call made, removed again when the store does not open
     if not _exists(path, url):
         if not create:
             raise InvalidInput(f"no knowledge base at {path}; create one with `graphmem init --home {path}`")
         try:
+            created += [p for p in (path, path / "wiki") if not p.exists()]
             path.mkdir(parents=True, exist_ok=True)
             (path / "wiki").mkdir(exist_ok=True)
             cfg_path = path / "config.toml"
@@ -351,10 +361,16 @@ def open(
                 tmp = path / ".config.toml.tmp"
                 tmp.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
                 tmp.replace(cfg_path)
+                created.append(cfg_path)
         except OSError as exc:
             raise BackendError(f"cannot create knowledge base at {path}: {exc.strerror}") from None
     cfg = load_config(path, config)
-    store = open_store(path, busy_timeout=cfg.store.busy_timeout, url=url or None)
+    try:
+        store = open_store(path, busy_timeout=cfg.store.busy_timeout, url=url or None)
+    except GraphmemError:
+        if url:  # a server that cannot be reached leaves no half-made folder behind
+            _remove_created(created)
+        raise
     kb = KnowledgeBase(path, cfg, store, clock or utc_now)
     if url and (path / "graph.db").exists():
         kb.warn(f"{path / 'graph.db'} is not used: the store is at {redact_url(url)} ([store] url or "

@@ -86,3 +86,14 @@ def test_a_bad_url_in_config_toml_stops_open_with_the_key(tmp_path):
     (home / "config.toml").write_text(f'[store]\nurl = "ftp://u:{SECRET}@h/kb"\n', encoding="utf-8")
     p = run_cli(["--home", str(home), "status"], env=graphmem_env())
     assert p.returncode == 1 and "[store] url" in p.stderr and SECRET not in p.stderr
+
+
+def test_a_server_that_cannot_be_reached_leaves_no_folder_and_no_password(tmp_path):
+    pytest.importorskip("psycopg")
+    home = tmp_path / "kb"
+    env = {**graphmem_env(), "GRAPHMEM_STORE": f"postgresql://u:{SECRET}@127.0.0.1:1/db",
+           "GRAPHMEM_STORE__BUSY_TIMEOUT": "1"}
+    p = run_cli(["--home", str(home), "init"], env=env)
+    assert p.returncode == 1 and "PostgreSQL" in p.stderr and "Traceback" not in p.stderr
+    assert SECRET not in p.stderr + p.stdout
+    assert not home.exists()
