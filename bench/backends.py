@@ -4,8 +4,8 @@ hosts at once (nothing lost, evidence consistent).
 
 Corpus: 2WikiMultihopQA's passages (../shared/data/2wiki), ingested through the public API as records with
 ``title`` and ``text`` fields (``kb.ingest_paths`` of a JSONL file: the title is a field, not part of the
-text); queries: the 2Wiki development questions; memories: one per question sentence, searched with the
-same questions. Embeddings: the offline static model (``--model none`` for BM25 + graph only). PostgreSQL:
+text); queries: the 2Wiki development questions; memories: the first sentences of (other) passages, searched
+with the same questions. Embeddings: the offline static model (``--model none`` for BM25 + graph only). PostgreSQL:
 a pgserver instance started for the run (``--pg-url`` to use a server of your own: a user that may create
 databases). CPU seconds are this process's (the PostgreSQL server's own CPU is not in them): compare wall
 times for the end-to-end cost, CPU for graphmem's own work.
@@ -139,11 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("bench/results/backends.json"))
     args = ap.parse_args(argv)
     records, questions, _ = load_2wiki(args.data)
+    # Memories: the first sentence of passages (distinct texts; equal texts would make ties that either
+    # backend may break its own way), from the end of the corpus when it is not all ingested.
+    memories = list(dict.fromkeys(r["text"].split(". ")[0].strip() for r in reversed(records)))[: args.memories]
     if args.passages:
         records = records[: args.passages]
     queries = [q["question"] for q in questions][: args.queries]
-    memories = [s.strip() + "." for q in questions for s in q["question"].rstrip("?").split(",") if s.strip()]
-    memories = (memories * (args.memories // max(len(memories), 1) + 1))[: args.memories]
     model = "none" if args.model == "none" else f"model2vec:{static_model_dir(args.data)}"
     tmp = Path(tempfile.mkdtemp(prefix="gm-backends-"))
     corpus = tmp / "2wiki.jsonl"
