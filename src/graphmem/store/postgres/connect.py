@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ...errors import BackendError, InvalidInput
+from ...errors import BackendError, InvalidInput, StoreBusy
 
 __all__ = ["ConnectionPgMixin", "import_psycopg", "is_postgres_url", "safe_url"]
 
@@ -50,6 +50,7 @@ class ConnectionPgMixin:
     url: str
     busy_timeout: float
     pool_size: int
+    read_only: bool
     _pool: Any
     _tls: threading.local
 
@@ -57,8 +58,12 @@ class ConnectionPgMixin:
         psycopg, psycopg_pool = import_psycopg()
         from .pgbase import row_factory
 
+        read_only = self.read_only
+
         def configure(conn: Any) -> None:
             conn.execute("SET application_name = 'graphmem'")
+            if read_only:  # a write that slipped past refuse_write() fails on the server too
+                conn.execute("SET default_transaction_read_only = on")
 
         try:
             self._pool = psycopg_pool.ConnectionPool(
@@ -83,7 +88,26 @@ class ConnectionPgMixin:
         from .txn import psycopg_error, to_backend_error
 
         try:
-            with self._pool.connection() as conn:
+            with self._checkout() as conn:
                 yield conn
         except psycopg_error() as exc:
             raise to_backend_error(exc, self.url, self.busy_timeout, wrote=False) from None
+
+    @contextmanager
+    def _checkout(self) -> Iterator[Any]:
+        """A pooled connection; every one busy for longer than the busy timeout: StoreBusy."""
+        from psycopg_pool import PoolTimeout
+
+        try:
+            cm = self._pool.connection(timeout=max(self.busy_timeout, 0.1))
+            conn = cm.__enter__()
+        except PoolTimeout:
+            raise StoreBusy(f"all {self.pool_size} connections to {safe_url(self.url)} stayed busy for more than "
+                            f"{self.busy_timeout:g} s; nothing was done; retry, or use fewer threads") from None
+        try:
+            yield conn
+        except BaseException as exc:
+            if not cm.__exit__(type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            cm.__exit__(None, None, None)

@@ -26,6 +26,7 @@ def _weight(title_weight: float) -> float:
         raise InvalidInput(f"title_weight: expected a finite number >= 0, got {title_weight!r}")
     return float(title_weight)
 
+_CHUNK_TOTAL = "SELECT coalesce(max(id), 0) FROM chunks"
 # Chunks of latest versions only (``p`` is the terms table of fts.py, ``d`` its lengths).
 _LATEST = (" JOIN chunks cc ON cc.id = p.rid JOIN documents dd ON dd.doc_id = cc.doc_id AND dd.version = cc.version"
            " AND dd.is_latest = 1")
@@ -149,14 +150,12 @@ class DocumentPgMixin(FtsPgMixin):
 
     # -- full text -------------------------------------------------------------------------------
 
-    def _chunk_total(self) -> int:
+    def _ranked_chunks(self, text: str, k: int | None, latest_only: bool, title_weight: float,
+                       outer_sql: str | None = None, rids: Sequence[int] | None = None) -> list[Row]:
         # The pruning of common words is relative to the largest chunk row id, as in the SQLite backend.
-        row = self._one("SELECT coalesce(max(id), 0) FROM chunks")
-        return int(row[0]) if row else 0
-
-    def _ranked_chunks(self, text: str, k: int, latest_only: bool, title_weight: float) -> list[tuple[int, float]]:
-        return self._fts_rank("chunks", text, k, weights=(1.0, _weight(title_weight)),
-                              join_sql=_LATEST if latest_only else "", total=self._chunk_total())
+        return self._fts_rank_rows("chunks", text, k, weights=(1.0, _weight(title_weight)),
+                                   join_sql=_LATEST if latest_only else "", rids=rids,
+                                   total_sql=_CHUNK_TOTAL, outer_sql=outer_sql)
 
     def search_chunks(self, text: str, k: int = 10, latest_only: bool = True,
                       title_weight: float = TITLE_WEIGHT) -> list[ChunkHit]:
@@ -165,15 +164,11 @@ class DocumentPgMixin(FtsPgMixin):
         if k <= 0:
             _weight(title_weight)
             return []
-        ranked = self._ranked_chunks(text, k, latest_only, title_weight)
-        if not ranked:
-            return []
-        rows = {int(r["id"]): r for r in self._rows(
-            "SELECT c.*, d.title AS title FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
-            " AND d.version = c.version WHERE c.id = ANY(%s)", ([rid for rid, _ in ranked],))}
+        rows = self._ranked_chunks(text, k, latest_only, title_weight, outer_sql=(
+            "SELECT c.*, d.title AS doc_title, r.score FROM ({ranked}) r JOIN chunks c ON c.id = r.rid"
+            " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version ORDER BY r.score DESC, r.rid"))
         terms = {t for p in query_terms(text) for t in p}
-        return [ChunkHit(self._chunk(rows[rid]), rows[rid]["title"], score, snippet(rows[rid]["text"], terms))
-                for rid, score in ranked if rid in rows]
+        return [ChunkHit(self._chunk(r), r["doc_title"], float(r["score"]), snippet(r["text"], terms)) for r in rows]
 
     def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True, keep_scores: bool = False,
                     title_weight: float = TITLE_WEIGHT) -> list[tuple[str, float]]:
@@ -181,12 +176,8 @@ class DocumentPgMixin(FtsPgMixin):
         if k <= 0:
             _weight(title_weight)
             return []
-        ranked = self._ranked_chunks(text, k, latest_only, title_weight)
-        if not ranked:
-            return []
-        ids = {int(r[0]): r[1] for r in self._rows("SELECT id, chunk_id FROM chunks WHERE id = ANY(%s)",
-                                                   ([rid for rid, _ in ranked],))}
-        return [(ids[rid], score) for rid, score in ranked if rid in ids]
+        return [(r[0], float(r[1])) for r in self._ranked_chunks(text, k, latest_only, title_weight, outer_sql=(
+            "SELECT c.chunk_id, r.score FROM ({ranked}) r JOIN chunks c ON c.id = r.rid ORDER BY r.score DESC, r.rid"))]
 
     def chunk_bm25(self, text: str, chunk_ids: Sequence[str], title_weight: float = TITLE_WEIGHT) -> dict[str, float]:
         """BM25 (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
@@ -195,5 +186,5 @@ class DocumentPgMixin(FtsPgMixin):
                                                    (list(set(chunk_ids)),))}
         if not ids:
             return {}
-        return {ids[rid]: score for rid, score in self._fts_rank(
-            "chunks", text, None, weights=(1.0, weight), rids=list(ids), total=self._chunk_total()) if rid in ids}
+        return {ids[int(r[0])]: float(r[1]) for r in self._ranked_chunks(text, None, False, weight, rids=list(ids))
+                if int(r[0]) in ids}

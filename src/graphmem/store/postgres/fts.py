@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -25,6 +24,7 @@ from typing import Any
 from ...text import query_words
 from .pgbase import PgHelpers
 from .porter import stem
+from .unicode61 import FOLD, SEPARATOR_RANGES
 
 __all__ = ["FtsPgMixin", "FTS_SOURCES", "fts_schema", "tokens", "token_spans", "query_terms", "snippet", "K1", "B"]
 
@@ -42,17 +42,18 @@ K1, B = 1.2, 0.75
 _PRUNE_SHARE, _PRUNE_FLOOR = 0.2, 2000  # sqlite/fts.py's pruned_fts_query
 _MAX_WORDS = 64
 
-# A token character for unicode61: categories L*, N* and Co; everything else separates tokens.
-_TOKEN = re.compile(r"[^\W_]+|[\ue000-\uf8ff]+", re.UNICODE)
+# unicode61's token characters: ASCII letters and digits, and every other code point that is not one of its
+# separators (unicode61.py, read off SQLite: its tables are Unicode 6.1's, not Python's).
+_SEPARATORS = "".join(re.escape(chr(c)) for c in range(0x80) if not chr(c).isalnum()) + "".join(
+    f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in SEPARATOR_RANGES)
+_TOKEN = re.compile(f"[^{_SEPARATORS}]+")
 
 
 @lru_cache(maxsize=100_000)
 def _fold(token: str) -> str:
-    low = token.lower()
-    if low.isascii():
-        return low
-    # remove_diacritics=1: a letter with a diacritic is folded to its base letter.
-    return "".join(ch for ch in unicodedata.normalize("NFD", low) if not unicodedata.combining(ch))
+    if token.isascii():
+        return token.lower()
+    return "".join(FOLD.get(ord(ch), ch.lower()) for ch in token)
 
 
 def token_spans(text: str) -> list[tuple[int, int, str]]:
@@ -190,17 +191,23 @@ class FtsPgMixin(PgHelpers):
         row = self._one(f"SELECT n, tokens FROM {table}_fts_stats")
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
-    def _fts_phrases(self, table: str, text: str, total: int | None, prune: bool = True
-                     ) -> list[tuple[list[str], float]]:
-        """The query's phrases with their idf (words in more than a fifth of ``total`` rows pruned, as
-        long as a rarer one remains); [] when ``text`` has no word."""
+    def _fts_prepare(self, table: str, text: str, total: int | None, total_sql: str | None, prune: bool
+                     ) -> tuple[list[tuple[list[str], float]], float] | None:
+        """The query's phrases with their idf, and the average row length; None when ``text`` has no word
+        or nothing is indexed. Words in more than a fifth of ``total`` rows (or of what ``total_sql``
+        counts) are pruned, as long as a rarer one remains. One round trip."""
         phrases = query_terms(text)
         if not phrases:
-            return []
+            return None
         all_terms = sorted({t for p in phrases for t in p})
-        df = {r[0]: int(r[1]) for r in self._rows(f"SELECT term, df FROM {table}_fts_df WHERE term = ANY(%s)",
-                                                  (all_terms,))}
-        n_rows, _ = self._fts_stats(table)
+        row = self._one(f"SELECT s.n, s.tokens, ({total_sql or 'SELECT NULL::bigint'}), d.terms, d.dfs"
+                        f" FROM {table}_fts_stats s, LATERAL (SELECT array_agg(term::text) AS terms,"
+                        f" array_agg(df) AS dfs FROM {table}_fts_df WHERE term = ANY(%s)) d", (all_terms,))
+        if row is None or not row[0]:
+            return None
+        n_rows, n_tokens = int(row[0]), int(row[1])
+        total = int(row[2]) if row[2] is not None else total
+        df = dict(zip(row[3] or [], (int(x) for x in row[4] or [])))
         if prune and total is not None and len(phrases) > 1:
             cap = max(_PRUNE_FLOOR, int(total * _PRUNE_SHARE))
             keep = [p for p in phrases if min(df.get(t, 0) for t in p) < cap]
@@ -208,25 +215,35 @@ class FtsPgMixin(PgHelpers):
         out = []
         for p in phrases:
             n = min(df.get(t, 0) for t in p)
-            idf = math.log((n_rows - n + 0.5) / (n + 0.5)) if n_rows else 0.0
+            idf = math.log((n_rows - n + 0.5) / (n + 0.5))
             out.append((p, idf if idf > 0 else 1e-6))
-        return out
+        return out, (n_tokens / n_rows if n_tokens else 1.0)
 
     def _fts_rank(self, table: str, text: str, k: int | None, weights: Sequence[float] | None = None,
                   join_sql: str = "", where_sql: str = "", params: Sequence[Any] = (),
                   rids: Sequence[int] | None = None, total: int | None = None,
-                  prune: bool = True) -> list[tuple[int, float]]:
+                  prune: bool = True, total_sql: str | None = None) -> list[tuple[int, float]]:
         """``(row id, BM25)`` of ``table``'s rows matching any phrase of ``text``, best first (ties by row
         id), at most ``k`` (None: all). ``join_sql`` (no parameters) and ``where_sql`` (with ``params``) filter the
         rows: the terms' alias is ``p``, e.g. ``JOIN chunks c ON c.id = p.rid`` and ``AND c.doc_id = %s``; ``rids``
-        limits the rows scored; ``total`` is the row count the pruning of common words is relative to."""
-        phrases = self._fts_phrases(table, text, total, prune)
-        if not phrases or (k is not None and k <= 0):
+        limits the rows scored; ``total`` (or the scalar query ``total_sql``) is the row count the pruning of
+        common words is relative to."""
+        return [(int(r[0]), float(r[1])) for r in self._fts_rank_rows(
+            table, text, k, weights, join_sql, where_sql, params, rids, total, prune, total_sql)]
+
+    def _fts_rank_rows(self, table: str, text: str, k: int | None, weights: Sequence[float] | None = None,
+                       join_sql: str = "", where_sql: str = "", params: Sequence[Any] = (),
+                       rids: Sequence[int] | None = None, total: int | None = None, prune: bool = True,
+                       total_sql: str | None = None, outer_sql: str | None = None) -> list[Any]:
+        """:meth:`_fts_rank`'s rows, or those of ``outer_sql`` (no parameters) wrapped around them: its
+        ``{ranked}`` is the ranked query (columns ``rid``, ``score``), e.g. to read each row's key in the
+        same round trip."""
+        if k is not None and k <= 0:
             return []
-        n_rows, n_tokens = self._fts_stats(table)
-        if not n_rows:
+        prepared = self._fts_prepare(table, text, total, total_sql, prune)
+        if prepared is None:
             return []
-        avgdl = n_tokens / n_rows if n_tokens else 1.0
+        phrases, avgdl = prepared
         w = [float(x) for x in weights] if weights else [1.0]
         # One term per phrase: adjacency is not stored, so a word of several tokens (``foo_bar``, rare in
         # queries) counts by its first token.
@@ -248,4 +265,6 @@ class FtsPgMixin(PgHelpers):
         if k is not None:
             sql += " LIMIT %s"
             args.append(k)
-        return [(int(r[0]), float(r[1])) for r in self._rows(sql, args)]
+        if outer_sql is not None:
+            sql = outer_sql.format(ranked=sql)
+        return self._rows(sql, args)

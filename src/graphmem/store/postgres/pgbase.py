@@ -36,15 +36,21 @@ class Row(tuple[Any, ...]):
         return list(self._names)
 
 
+_ROW_TYPES: dict[tuple[str, ...], type[Row]] = {}
+
+
 def row_factory(cursor: Any) -> Any:
-    """A psycopg row factory making :class:`Row` s (one subclass per result shape, built once)."""
+    """A psycopg row factory making :class:`Row` s (one subclass per result shape, made once and kept)."""
     desc = cursor.description
     if desc is None:
         return lambda values: values
-    names: dict[str, int] = {}
-    for i, d in enumerate(desc):
-        names.setdefault(d.name, i)  # in column order; the first of a repeated name wins
-    row_type = type("Row", (Row,), {"_names": names, "__slots__": ()})
+    key = tuple(d.name for d in desc)
+    row_type = _ROW_TYPES.get(key)
+    if row_type is None:
+        names: dict[str, int] = {}
+        for i, name in enumerate(key):
+            names.setdefault(name, i)  # in column order; the first of a repeated name wins
+        row_type = _ROW_TYPES[key] = type("Row", (Row,), {"_names": names, "__slots__": ()})
 
     def make(values: Sequence[Any]) -> Row:
         return tuple.__new__(row_type, values)

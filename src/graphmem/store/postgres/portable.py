@@ -19,9 +19,9 @@ __all__ = ["PortablePgMixin", "PG_ONLY_COLUMNS"]
 # Not dumped: the schema's bookkeeping, full-text term statistics (rebuilt on load), where each feed
 # consumer got to (a deployment's state), the replay log (undo records, meaningful only here).
 _DERIVED_PREFIXES = ("schema_migrations", "feed_cursors", "replay_log", "wiki_index_counts")
-PG_ONLY_COLUMNS: dict[str, set[str]] = {"nodes": {"rid"}, "edges": {"rid"}}
-"""Columns the SQLite schema has not (row-id cursors SQLite keeps as its implicit rowid): left out of dumps,
-given afresh on load (in dump order, so their order is kept)."""
+PG_ONLY_COLUMNS: dict[str, set[str]] = {"nodes": {"rid"}, "edges": {"rid"}, "vectors": {"emb"}}
+"""Columns the SQLite schema has not (row-id cursors SQLite keeps as its implicit rowid, the pgvector copy of
+a vector): left out of dumps, given afresh on load (row ids in dump order, so their order is kept)."""
 # Facts about this database's own log (the highest event id given, where its replay log starts): never
 # dumped, and set afresh by a load (a loaded history has no replay log here).
 _BOOKKEEPING_META = ("events.high", "replay.since_event")
@@ -144,6 +144,8 @@ class PortablePgMixin(FtsPgMixin):
         self._flush_load(batch, keys)
         for table in counts:
             self._bump_identity(table)
+        if "vectors" in counts:
+            self._fill_emb()  # type: ignore[attr-defined]  # VectorPgMixin's
         if "chunks" in counts:  # a dump from before chunks had titles: they are their documents'
             self._exec("UPDATE chunks c SET title = d.title FROM documents d WHERE c.title = '' AND d.title <> ''"
                        " AND d.doc_id = c.doc_id AND d.version = c.version")

@@ -161,6 +161,20 @@ INSERT INTO kb_meta (key, value) SELECT 'replay.since_event', coalesce(max(id), 
     ON CONFLICT (key) DO UPDATE SET value = excluded.value;
 """,
     ),
+    (
+        "pg0102_vector_search",
+        """
+-- Each vector also as a pgvector value, for nearest-neighbour search on the server (vectors.py): halfvec (the
+-- engine's float16, half the size) where pgvector has it (0.7 and later), else vector. Filled by upsert_vectors.
+DO $$
+BEGIN
+    IF (SELECT string_to_array(extversion, '.')::int[] >= '{0,7}' FROM pg_extension WHERE extname = 'vector') THEN
+        ALTER TABLE vectors ADD COLUMN emb halfvec;
+    ELSE
+        ALTER TABLE vectors ADD COLUMN emb vector;
+    END IF;
+END $$;
+""",
+    ),
 ]
 """Applied after the graph's migrations (they refer to its tables)."""
-

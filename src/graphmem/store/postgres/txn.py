@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ class TransactionPgMixin:
     _pool: Any
     _tls: threading.local
     _flush_events: Callable[[], None]  # EventPgMixin's: writes the events buffered for COMMIT
+    _checkout: Callable[[], AbstractContextManager[Any]]  # ConnectionPgMixin's: a pooled connection
 
     # Transaction state is per thread: each thread's transaction holds its own pooled connection.
     @property
@@ -178,7 +179,7 @@ class TransactionPgMixin:
             return
         self.refuse_write()
         perror = psycopg_error()
-        with self._pool.connection() as conn:
+        with self._checkout() as conn:
             try:
                 self._begin(conn)
             except perror as exc:
