@@ -157,21 +157,46 @@ class EvidencePgMixin(PgHelpers):
         each chunk's newest mention), at most ``limit_per_node`` each, with the entity's first
         offset in the document.
 
-        One statement: per entity, its mentions newest first off the (node_id, id) index, grouped by
-        chunk, so a hub's cost follows the limit (the distinct chunks are found as the index is read)."""
+        Each entity's mentions are read newest first off the (node_id, id) index, a few times the
+        limit of them (one statement for the batch), so a hub's cost follows the limit, not how many
+        passages mention it; only an entity whose recent mentions repeat a few chunks is read whole."""
         ids = list(dict.fromkeys(node_ids))
         if limit_per_node <= 0 or not ids:
             return {}
+        cap = 4 * limit_per_node + 16
         rows = self._rows(
-            "SELECT k.id, c.chunk_id, c.first FROM unnest(%s::text[]) WITH ORDINALITY AS k(id, ord)"
-            " CROSS JOIN LATERAL (SELECT m.chunk_id, max(m.id) AS last,"
-            " (SELECT min(f.start) FROM mentions f WHERE f.node_id = k.id AND f.chunk_id = m.chunk_id) AS first"
-            " FROM mentions m JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.is_latest = 1"
-            " WHERE m.node_id = k.id GROUP BY m.chunk_id ORDER BY max(m.id) DESC LIMIT %s) c"
-            " ORDER BY k.ord, c.last DESC", [ids, limit_per_node])
-        out: dict[str, list[ChunkOffset]] = {}
-        for r in rows:
-            out.setdefault(r[0], []).append(ChunkOffset(r[1], int(r[2])))
+            "SELECT k.id, x.chunk_id, x.latest FROM unnest(%s::text[]) WITH ORDINALITY AS k(id, ord) CROSS JOIN LATERAL"
+            " (SELECT m.id, m.chunk_id, d.is_latest AS latest FROM mentions m JOIN documents d ON d.doc_id = m.doc_id"
+            " AND d.version = m.version WHERE m.node_id = k.id ORDER BY m.id DESC LIMIT %s) x"
+            " ORDER BY k.ord, x.id DESC", [ids, cap])
+        read: dict[str, int] = {}
+        picked: dict[str, dict[str, None]] = {}
+        for nid, cid, latest in rows:  # rows of one entity come newest first
+            read[nid] = read.get(nid, 0) + 1
+            chunks = picked.setdefault(nid, {})
+            if latest == 1 and len(chunks) < limit_per_node:
+                chunks.setdefault(cid, None)
+        short = [n for n in ids if read.get(n, 0) >= cap and len(picked.get(n, {})) < limit_per_node]
+        if short:
+            picked.update(self._all_recent(short, limit_per_node))
+        pairs = [(n, c) for n in ids for c in picked.get(n, {})]
+        if not pairs:
+            return {}
+        first = {(r[0], r[1]): int(r[2]) for r in self._rows(
+            "SELECT m.node_id, m.chunk_id, min(m.start) FROM unnest(%s::text[], %s::text[]) AS k(n, c)"
+            " JOIN mentions m ON m.node_id = k.n AND m.chunk_id = k.c GROUP BY m.node_id, m.chunk_id",
+            [[n for n, _ in pairs], [c for _, c in pairs]])}
+        return {n: [ChunkOffset(c, first[(n, c)]) for c in picked[n]] for n in ids if picked.get(n)}
+
+    def _all_recent(self, node_ids: list[str], limit: int) -> dict[str, dict[str, None]]:
+        """Per entity, its ``limit`` latest-version chunks by newest mention, reading all its mentions."""
+        out: dict[str, dict[str, None]] = {n: {} for n in node_ids}
+        for r in self._rows(
+                "SELECT k.id, c.chunk_id FROM unnest(%s::text[]) AS k(id) CROSS JOIN LATERAL (SELECT m.chunk_id,"
+                " max(m.id) AS last FROM mentions m JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version"
+                " AND d.is_latest = 1 WHERE m.node_id = k.id GROUP BY m.chunk_id ORDER BY max(m.id) DESC LIMIT %s) c"
+                " ORDER BY k.id, c.last DESC", [node_ids, limit]):
+            out[r[0]].setdefault(r[1], None)
         return out
 
     def entity_chunks(self, node_id: str, limit: int) -> list[str]:

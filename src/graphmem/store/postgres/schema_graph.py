@@ -103,6 +103,8 @@ CREATE TABLE mentions (
     "end" INTEGER NOT NULL
 );
 CREATE INDEX mentions_node_recent ON mentions (node_id, id);
+-- (node, chunk) probes: an entity's first offset in a passage, its passage count (index-only).
+CREATE INDEX mentions_node ON mentions (node_id, chunk_id, start);
 -- A node or a relation going away takes its vector with it (the tables are the graph's migrations').
 CREATE FUNCTION gm_vectors_node_gone() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

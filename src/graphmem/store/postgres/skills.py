@@ -132,11 +132,29 @@ class SkillPgMixin(FtsPgMixin):
         return out
 
     def skill_edges(self) -> list[EdgeRow]:
-        """``(source, type, target, weight, edge id)`` of every edge between skills."""
+        """``(source, type, target, weight, edge id)`` of every edge between skills, in the order the
+        edges were written."""
         return [EdgeRow(r[0], r[1], r[2], float(r[3]), r[4]) for r in self._rows(
             "SELECT e.source, e.type, e.target, e.confidence, e.id FROM edges e"
             " JOIN skills a ON a.node_id = e.source JOIN skills b ON b.node_id = e.target"
             " WHERE e.type = ANY(%s) ORDER BY e.rid", [list(SKILL_EDGE_TYPES)])]
+
+    def skill_edges_touching(self, node_ids: Sequence[str]) -> list[EdgeRow]:
+        """The rows of :meth:`skill_edges` with a source or target among ``node_ids``, in the same order."""
+        ids = list(dict.fromkeys(node_ids))
+        if not ids:
+            return []
+        return [EdgeRow(r[0], r[1], r[2], float(r[3]), r[4]) for r in self._rows(
+            "SELECT e.source, e.type, e.target, e.confidence, e.id FROM edges e"
+            " JOIN skills a ON a.node_id = e.source JOIN skills b ON b.node_id = e.target"
+            " WHERE e.type = ANY(%s) AND (e.source = ANY(%s) OR e.target = ANY(%s)) ORDER BY e.rid",
+            [list(SKILL_EDGE_TYPES), ids, ids])]
+
+    def has_skill_edges(self) -> bool:
+        """Whether :meth:`skill_edges` would return anything."""
+        return self._one(
+            "SELECT 1 FROM edges e JOIN skills a ON a.node_id = e.source JOIN skills b ON b.node_id = e.target"
+            " WHERE e.type = ANY(%s) LIMIT 1", [list(SKILL_EDGE_TYPES)]) is not None
 
     def apply_skill_edges(self, add: Sequence[SkillEdgeAdd], remove: Sequence[str],
                           reweight: Sequence[SkillEdgeReweight], now: str) -> None:

@@ -72,6 +72,16 @@ class WikiPgMixin(FtsPgMixin):
                       [category, title_norm])
         return _page(r) if r is not None else None
 
+    def find_pages(self, category: str, title_norms: Iterable[str]) -> dict[str, Page]:
+        """:meth:`find_page` for many titles at once: ``{normalised title: its oldest page}`` (titles
+        without a page left out)."""
+        wanted = list(dict.fromkeys(title_norms))
+        if not wanted:
+            return {}
+        rows = self._rows(f"SELECT DISTINCT ON (title_norm) {_PAGE_COLS} FROM pages WHERE category = %s"
+                          " AND title_norm = ANY(%s) ORDER BY title_norm, id", [category, wanted])
+        return {r["title_norm"]: _page(r) for r in rows}
+
     def _pages_where(self, column: str, keys: Iterable[str]) -> list[Row]:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
