@@ -24,6 +24,7 @@ import tempfile
 import time
 import uuid
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,9 @@ def _latency(fn: Any, queries: list[str]) -> tuple[list[Any], dict[str, float]]:
 
 
 def _overlap(a: list[list[str]], b: list[list[str]]) -> dict[str, float]:
-    per = [(len(set(x) & set(y)) / max(len(x), len(y))) if (x or y) else 1.0 for x, y in zip(a, b)]
+    """Mean share of the top-10 both lists hold (as multisets: two memories may have the same text)."""
+    per = [(sum((Counter(x) & Counter(y)).values()) / max(len(x), len(y))) if (x or y) else 1.0
+           for x, y in zip(a, b)]
     return {"mean": round(sum(per) / len(per), 4), "min": round(min(per), 4),
             "identical": sum(1 for x, y in zip(a, b) if x == y), "queries": len(per)}
 
