@@ -7,28 +7,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import BackendError, InvalidInput, StoreBusy
+from .urls import is_postgres_url, safe_url
 
 __all__ = ["ConnectionPgMixin", "import_psycopg", "is_postgres_url", "safe_url"]
 
 _MISSING = ("the PostgreSQL backend needs psycopg 3 with its pool and pgvector: pip install 'graphmem[postgres]'"
             " ({missing} is not installed)")
-
-
-def is_postgres_url(url: str | None) -> bool:
-    """Whether ``url`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
-    return bool(url) and str(url).split("://", 1)[0].lower() in ("postgresql", "postgres")
-
-
-def safe_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 def import_psycopg() -> tuple[Any, Any]:

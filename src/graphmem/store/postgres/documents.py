@@ -10,7 +10,7 @@ from ...errors import InvalidInput
 from ...models import Chunk, ChunkHit, Document
 from ..protocols import documents as _protocol
 from ..rows import ChunkInfo, DocSource, LostEvidence
-from .fts import FtsPgMixin, query_terms, snippet
+from .fts import FtsPgMixin, query_terms, snippet, term_counts
 from .pgbase import Row
 
 __all__ = ["DocumentPgMixin", "TITLE_WEIGHT"]
@@ -74,25 +74,36 @@ class DocumentPgMixin(FtsPgMixin):
         return out
 
     def insert_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
-        """Store a new document version with its chunks (and their terms); it becomes the latest."""
-        self._exec("UPDATE documents SET is_latest = 0 WHERE doc_id = %s AND is_latest = 1", (doc.doc_id,))
+        """Store a new document version with its chunks (and their terms); it becomes the latest. One
+        statement, one round trip: the previous latest version's flag, the version, its chunks, their lengths
+        and terms (references between them are checked at the end of the statement)."""
+        lengths: list[int] = []
+        term_chunk: list[str] = []
+        term_text: list[str] = []
+        term_tfs: list[str] = []
+        for ch in chunks:
+            length, row_terms = term_counts([ch.text, doc.title])
+            lengths.append(length)
+            for term, tfs in row_terms:
+                term_chunk.append(ch.chunk_id)
+                term_text.append(term)
+                term_tfs.append("{" + ",".join(map(str, tfs)) + "}")
         self._exec(
-            "INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata, created_at,"
-            " is_latest, chunk_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 1, %s)",
-            (doc.doc_id, doc.version, doc.title, doc.source, doc.content, doc.content_hash,
-             json.dumps(doc.metadata, ensure_ascii=False), doc.created_at, len(chunks)))
-        if not chunks:
-            return
-        rows = self._rows(
-            'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text, title)'
+            "WITH old AS (UPDATE documents SET is_latest = 0 WHERE doc_id = %s AND is_latest = 1),"
+            " doc AS (INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata,"
+            " created_at, is_latest, chunk_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 1, %s)),"
+            ' ch AS (INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text, title)'
             " SELECT a, b, c, d, e, f, g, %s FROM unnest(%s::text[], %s::text[], %s::int[], %s::int[], %s::int[],"
-            " %s::int[], %s::text[])"
-            " WITH ORDINALITY AS u(a, b, c, d, e, f, g, n) ORDER BY n RETURNING id, chunk_id",
-            (doc.title, [ch.chunk_id for ch in chunks], [ch.doc_id for ch in chunks], [ch.version for ch in chunks],
+            " %s::int[], %s::text[]) WITH ORDINALITY AS u(a, b, c, d, e, f, g, n) ORDER BY n RETURNING id, chunk_id),"
+            " fd AS (INSERT INTO chunks_fts_docs (rid, len) SELECT ch.id, l.len FROM ch"
+            " JOIN unnest(%s::text[], %s::int[]) AS l(chunk_id, len) ON l.chunk_id = ch.chunk_id)"
+            " INSERT INTO chunks_fts_terms (term, rid, tfs) SELECT t.term, ch.id, t.tfs::int[] FROM ch"
+            " JOIN unnest(%s::text[], %s::text[], %s::text[]) AS t(chunk_id, term, tfs) ON t.chunk_id = ch.chunk_id",
+            (doc.doc_id, doc.doc_id, doc.version, doc.title, doc.source, doc.content, doc.content_hash,
+             json.dumps(doc.metadata, ensure_ascii=False), doc.created_at, len(chunks),
+             doc.title, [ch.chunk_id for ch in chunks], [ch.doc_id for ch in chunks], [ch.version for ch in chunks],
              [ch.ordinal for ch in chunks], [ch.start for ch in chunks], [ch.end for ch in chunks],
-             [ch.text for ch in chunks]))
-        rid = {r[1]: int(r[0]) for r in rows}
-        self._fts_add("chunks", [(rid[ch.chunk_id], [ch.text, doc.title]) for ch in chunks])
+             [ch.text for ch in chunks], [ch.chunk_id for ch in chunks], lengths, term_chunk, term_text, term_tfs))
 
     def delete_document(self, doc_id: str) -> LostEvidence:
         """Delete every version of a document, its chunks and provenance (cascades); returns the nodes and

@@ -26,7 +26,8 @@ from .pgbase import PgHelpers
 from .porter import stem
 from .unicode61 import FOLD, SEPARATOR_RANGES
 
-__all__ = ["FtsPgMixin", "FTS_SOURCES", "fts_schema", "tokens", "token_spans", "query_terms", "snippet", "K1", "B"]
+__all__ = ["FtsPgMixin", "FTS_SOURCES", "fts_schema", "term_counts", "tokens", "token_spans", "query_terms", "snippet",
+           "K1", "B"]
 
 FTS_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "chunks": ("id", ("text", "title")),
@@ -128,6 +129,13 @@ CREATE TRIGGER {t}_docs_ad AFTER DELETE ON {t}_docs REFERENCING OLD TABLE AS gon
 """
 
 
+def term_counts(texts: Sequence[str]) -> tuple[int, list[tuple[str, list[int]]]]:
+    """A row's length in tokens (all columns) and ``(term, [frequency in each column])`` of its terms."""
+    per_col = [Counter(tokens(t or "")) for t in texts]
+    return (sum(sum(c.values()) for c in per_col),
+            [(term, [c.get(term, 0) for c in per_col]) for term in dict.fromkeys(t for c in per_col for t in c)])
+
+
 def snippet(text: str, terms: Iterable[str], open_: str = "[", close: str = "]", ellipsis: str = "…",
             size: int = 16) -> str:
     """A window of about ``size`` tokens of ``text`` with the most distinct matched ``terms``, each match
@@ -165,10 +173,9 @@ class FtsPgMixin(PgHelpers):
         docs: list[tuple[int, int]] = []
         terms: list[tuple[str, int, list[int]]] = []
         for rid, texts in rows:
-            per_col = [Counter(tokens(t or "")) for t in texts]
-            docs.append((rid, sum(sum(c.values()) for c in per_col)))
-            for term in dict.fromkeys(t for c in per_col for t in c):
-                terms.append((term, rid, [c.get(term, 0) for c in per_col]))
+            length, row_terms = term_counts(texts)
+            docs.append((rid, length))
+            terms += [(term, rid, tfs) for term, tfs in row_terms]
         if not docs:
             return
         t = f"{table}_fts"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from ...errors import BackendError
 from ..rows import StoreStats
-from .connect import safe_url
 from .migrations import MIGRATIONS
 from .pgbase import PgHelpers
 from .txn import WRITE_LOCK, TransactionPgMixin
+from .urls import safe_url
 
 __all__ = ["LifecyclePgMixin"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...errors import BackendError
 from ..protocols import Store
-from .connect import ConnectionPgMixin, safe_url
+from .connect import ConnectionPgMixin
 from .documents import DocumentPgMixin
 from .events import EventPgMixin
 from .evidence import EvidencePgMixin
@@ -23,6 +23,7 @@ from .lifecycle import LifecyclePgMixin
 from .memory import MemoryPgMixin
 from .portable import PortablePgMixin
 from .skills import SkillPgMixin
+from .urls import safe_url
 from .vectors import VectorPgMixin
 from .wiki import WikiPgMixin
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, StoreBusy
-from .connect import safe_url
+from .urls import safe_url
 
 __all__ = ["TransactionPgMixin", "WRITE_LOCK", "psycopg_error", "to_backend_error"]
 

@@ -1,0 +1,21 @@
+"""PostgreSQL urls: which ones select the backend, and how they are shown (without a password)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["is_postgres_url", "safe_url"]
+
+
+def is_postgres_url(url: str | None) -> bool:
+    """Whether ``url`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return bool(url) and str(url).split("://", 1)[0].lower() in ("postgresql", "postgres")
+
+
+def safe_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
