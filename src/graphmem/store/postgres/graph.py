@@ -90,9 +90,27 @@ class GraphPgMixin(FtsPgMixin):
         return taken
 
     def insert_nodes(self, items: Sequence[tuple[Node, Sequence[NameEntry]]]) -> None:
-        """:meth:`insert_node` for each ``(node, names)``, in order."""
-        for node, names in items:
-            self.insert_node(node, names)
+        """:meth:`insert_node` for each ``(node, names)``, in order: the nodes in one statement, their
+        names in another (numbered in the order given; a name taken, here or earlier, is skipped), and
+        one index write for the names."""
+        if not items:
+            return
+        nodes = [n for n, _ in items]
+        self._exec(
+            f"INSERT INTO nodes ({_NODE_COLS}) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[],"
+            " %s::text[], %s::text[], %s::text[], %s::float8[], %s::int[], %s::int[])",
+            [[n.id for n in nodes], [n.kind for n in nodes], [n.name for n in nodes], [n.type for n in nodes],
+             [_dumps(n.properties) for n in nodes], [n.created_at for n in nodes], [n.updated_at for n in nodes],
+             [n.relevance for n in nodes], [int(n.archived) for n in nodes], [int(n.manual) for n in nodes]])
+        names = [(n.kind, norm, alias, n.id) for n, entries in items for alias, norm in entries]
+        if not names:
+            return
+        added = self._rows(
+            "INSERT INTO node_names (kind, norm, alias, node_id) SELECT k, n, a, i FROM unnest(%s::text[], %s::text[],"
+            " %s::text[], %s::text[]) WITH ORDINALITY AS x(k, n, a, i, o) ORDER BY o"
+            " ON CONFLICT (kind, norm) DO NOTHING RETURNING id, alias",
+            [[r[0] for r in names], [r[1] for r in names], [r[2] for r in names], [r[3] for r in names]])
+        self._fts_add("node_names", sorted((int(r[0]), [r[1]]) for r in added))
 
     def update_node(self, node: Node) -> None:
         """Write a node's mutable fields back."""
