@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
+import backend_kb
 import graphmem
 from conftest import snapshot
 from graphmem.errors import InvalidInput, NotFound
+
+# The knowledge base of these tests, on SQLite and on PostgreSQL (tests/backend_kb.py).
+kb, backend_url = backend_kb.kb, backend_kb.backend_url
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 

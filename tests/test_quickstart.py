@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+import backend_kb
 import graphmem
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
+
+# The knowledge base of these tests, on SQLite and on PostgreSQL (tests/backend_kb.py).
+kb, backend_url = backend_kb.kb, backend_kb.backend_url
 
 
 def test_quickstart_counts(quickstart):

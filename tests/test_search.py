@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+import backend_kb
 import graphmem
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT
 from graphmem.retrieval.search import estimate_tokens
@@ -43,9 +44,13 @@ def _fill(kb):
                                 for a, r, b, s in RELS[doc_id]])
 
 
+backend_url = backend_kb.backend_url  # skb runs on SQLite and on PostgreSQL
+
+
 @pytest.fixture
-def skb(tmp_path, model_dir):
-    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{model_dir}"}}) as kb:
+def skb(tmp_path, model_dir, backend_url):  # on SQLite and on PostgreSQL
+    with graphmem.open(tmp_path / "kb", config=backend_kb.backend_config(backend_url,
+                                                              embeddings={"model": f"model2vec:{model_dir}"})) as kb:
         _fill(kb)
         yield kb
 

@@ -8,10 +8,14 @@ from pathlib import Path
 
 import pytest
 
+import backend_kb
 import graphmem
 from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.skills.parse import parse_skill, split_front_matter
 from test_cli import run
+
+# The knowledge base of these tests, on SQLite and on PostgreSQL (tests/backend_kb.py).
+kb, backend_url = backend_kb.kb, backend_kb.backend_url
 
 
 def skill(root: Path, rel: str, front: str, body: str = "Details follow.\n", newline: str = "\n") -> Path:

@@ -36,6 +36,7 @@ from .config_sections import (
     SkillsConfig,
     StoreConfig,
     WikiConfig,
+    check_store_url,
 )
 from .errors import InvalidInput
 from .ontology import Ontology
@@ -191,6 +192,7 @@ def _validate(data: Mapping[str, Mapping[str, Any]]) -> None:
     for name, cls in SECTIONS.items():
         _check_section(cls, data[name], name)
     size, overlap = data["chunking"]["size"], data["chunking"]["overlap"]
+    check_store_url(data["store"]["url"], "config key [store] url")
     if overlap >= size // 2:  # the chunker's own rule, checked on open rather than at the first ingest
         raise InvalidInput(f"config key [chunking] overlap: {overlap!r} must be less than half of "
                            f"[chunking] size ({size // 2})")
@@ -293,11 +295,17 @@ def load_config(
     # The issue-named shortcut for the one embedding setting.
     if env.get("GRAPHMEM_EMBED_MODEL"):
         env_data.setdefault("embeddings", {})["model"] = env["GRAPHMEM_EMBED_MODEL"]
+    # and for where the store lives (checked here, so that the error names the variable)
+    if env.get("GRAPHMEM_STORE", "").strip():
+        env_data.setdefault("store", {})["url"] = check_store_url(env["GRAPHMEM_STORE"], "environment variable "
+                                                                  "GRAPHMEM_STORE")
     _merge(data, env_data, "")
     _record_origins(origins, env_data, "env")
     if overrides:
         _merge(data, json.loads(json.dumps(overrides)), "")
         _record_origins(origins, overrides, "argument")
+    if isinstance(data["store"]["url"], str):  # a url pasted with spaces around it still works
+        data["store"]["url"] = data["store"]["url"].strip()
     return Config.from_data(data, origins)
 
 

@@ -11,12 +11,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+from .errors import InvalidInput
 
 __all__ = [
     "setting", "ChunkingConfig", "GraphConfig", "OntologyConfig", "StoreConfig", "IngestConfig",
     "EmbeddingsConfig", "SearchSettings", "SkillsConfig", "WikiConfig", "MemoryEdgeLLMConfig",
     "MemoryEdgesConfig", "MemoryRetrievalConfig", "MemoryDecayConfig", "ContextGraphConfig", "MemoryConfig",
-    "LLMConfig", "SECTIONS",
+    "LLMConfig", "SECTIONS", "STORE_URL_SCHEMES", "check_store_url", "redact_url",
 ]
 
 
@@ -80,6 +83,55 @@ class OntologyConfig:
 class StoreConfig:
     busy_timeout: float = setting(30.0, "seconds a writer waits for another process's write lock",
                                   low=0.0, high=86_400.0, low_open=True, template=True)
+    # "" keeps the store in this folder's graph.db; postgresql://user@host/db puts it on a PostgreSQL server
+    # (`graphmem init --store URL`; env GRAPHMEM_STORE wins over this file). Keep passwords in PGPASSWORD or
+    # ~/.pgpass rather than here.
+    url: str = setting("")
+
+
+STORE_URL_SCHEMES = ("postgresql", "postgres")
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password (``postgresql://ann:***@host/db``), for errors, logs and status."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable url>"
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address goes back in brackets
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def check_store_url(url: str, where: str) -> str:
+    """``url`` trimmed when it is a PostgreSQL connection URL ("" stays ""); else InvalidInput naming
+    ``where`` (the config key or variable) and what to write instead. The url itself is shown only
+    without its password."""
+    url = url.strip()
+    if not url:
+        return ""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in STORE_URL_SCHEMES:
+        raise InvalidInput(f"{where}: {redact_url(url)!r} is not a PostgreSQL URL; write postgresql://user@host/db "
+                           "(or postgres://...), or leave it empty to keep the store in this folder's graph.db")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 — parsing the port is the check
+    except ValueError as exc:
+        raise InvalidInput(f"{where}: {redact_url(url)!r} is not a valid URL ({exc}); write "
+                           "postgresql://user@host:5432/db") from None
+    if not rest.strip("/") or (not parts.hostname and "host=" not in parts.query):
+        raise InvalidInput(f"{where}: {redact_url(url)!r} names no server; write postgresql://user@host/db "
+                           "(or postgresql:///db?host=/path/to/socket)")
+    return url
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any
 
 from .config import DEFAULT_CONFIG_TOML, Config, load_config
+from .config_sections import redact_url
 from .context import (
     AFTER_INGEST,
     DELETE_DOCUMENT,
@@ -24,7 +25,7 @@ from .context import (
     utc_now,
 )
 from .embeddings.manager import EmbeddingManager
-from .errors import BackendError, InvalidInput
+from .errors import BackendError, GraphmemError, InvalidInput
 from .extraction import Extraction, parse_extraction
 from .faces import Documents, Events, Graph
 from .faces.memory import Memory
@@ -250,6 +251,15 @@ class KnowledgeBase:
         """Re-embed every chunk and entity with the configured model (after switching models)."""
         return self.embeddings.reindex(on_progress)
 
+    def status(self) -> dict[str, Any]:
+        """Where the knowledge base lives: its folder, the store backend and (a server's) url without its
+        password, whether it is read-only, the schema migrations applied."""
+        url = self.config.store.url
+        return {"home": str(self.home), "backend": self.store.backend,
+                "store_url": redact_url(url) if url else None,
+                "store_origin": self.config.origin("store", "url") if url else None,
+                "read_only": self.read_only, "migrations": len(self.store.applied_migrations())}
+
     def stats(self) -> dict[str, Any]:
         """Counts of what the knowledge base holds, its size, and where it lives."""
         out: dict[str, Any] = dict(self.store.stats())
@@ -269,18 +279,33 @@ def _check_query(text: Any) -> None:
 _TRUE = ("1", "true", "yes", "on")
 
 
-def _read_only_reason(path: Path, read_only: bool | None) -> str | None:
+def _read_only_reason(path: Path, read_only: bool | None, url: str) -> str | None:
     """Why the knowledge base at ``path`` opens read-only (None: it opens read-write)."""
     if read_only:
         return "opened with read_only=True"
     if read_only is None and os.environ.get("GRAPHMEM_READ_ONLY", "").strip().lower() in _TRUE:
         return "GRAPHMEM_READ_ONLY is set"
+    if url:  # the store is on a server: its own permissions decide
+        return None
     db = path / "graph.db"
     if db.exists() and not os.access(path, os.W_OK):
         return f"you may not write to the folder {path}"
     if db.exists() and not os.access(db, os.W_OK):
         return f"you may not write to {db}"
     return None
+
+
+def _remove_created(paths: list[Path]) -> None:
+    for p in reversed(paths):
+        try:
+            p.rmdir() if p.is_dir() else p.unlink()
+        except OSError:
+            pass  # not empty (someone else's files): left alone
+
+
+def _exists(path: Path, url: str) -> bool:
+    """A knowledge base is there: its graph.db, or (store on a server) its config.toml."""
+    return (path / ("config.toml" if url else "graph.db")).exists()
 
 
 def open(
@@ -297,6 +322,10 @@ def open(
     ``create=False``. ``config`` overrides file and environment settings, e.g.
     ``{"graph": {"max_depth": 3}}``. Usable as a context manager.
 
+    The store is the folder's ``graph.db`` unless ``[store] url`` (or ``$GRAPHMEM_STORE``, which
+    wins over the file) names a PostgreSQL server: then the folder holds config.toml and wiki/, a
+    copy of the pages the store holds (several folders, on several hosts, may share one database).
+
     Read-only (``read_only=True``, ``$GRAPHMEM_READ_ONLY``, or automatically when the folder or
     ``graph.db`` is not writable): every read works, nothing is created, memory use counts,
     decay and wiki autosync are skipped (one note says so), and a write raises BackendError
@@ -306,23 +335,25 @@ def open(
     path = Path(home) if home is not None else default_home()
     if path.exists() and not path.is_dir():
         raise InvalidInput(f"knowledge base home {path} exists and is not a folder")
-    reason = _read_only_reason(path, read_only)
+    # Bad settings (argument, environment or file) are refused before anything is created.
+    url = load_config(path if (path / "config.toml").exists() else None, config).store.url
+    reason = _read_only_reason(path, read_only, url)
     if reason is not None:
-        if not (path / "graph.db").exists():
+        if not _exists(path, url):
             raise InvalidInput(f"no knowledge base at {path} (and it is opened read-only, {reason}, so none is "
                                f"created); create one with `graphmem init --home {path}`")
         cfg = load_config(path, config)
-        store = open_store(path, busy_timeout=cfg.store.busy_timeout, read_only=reason)
+        store = open_store(path, busy_timeout=cfg.store.busy_timeout, read_only=reason, url=url or None)
         kb = KnowledgeBase(path, cfg, store, clock or utc_now)
         kb.warn(f"knowledge base {path} is read-only ({reason}): reads work; memory use counts, decay and "
                 "wiki autosync are skipped, and writes are refused")
         return kb
-    if not (path / "graph.db").exists():
+    created: list[Path] = []  # what this call made, removed again when the store does not open
+    if not _exists(path, url):
         if not create:
             raise InvalidInput(f"no knowledge base at {path}; create one with `graphmem init --home {path}`")
-        # Bad settings (argument or environment) are refused before anything is created.
-        load_config(path if (path / "config.toml").exists() else None, config)
         try:
+            created += [p for p in (path, path / "wiki") if not p.exists()]
             path.mkdir(parents=True, exist_ok=True)
             (path / "wiki").mkdir(exist_ok=True)
             cfg_path = path / "config.toml"
@@ -330,8 +361,18 @@ def open(
                 tmp = path / ".config.toml.tmp"
                 tmp.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
                 tmp.replace(cfg_path)
+                created.append(cfg_path)
         except OSError as exc:
             raise BackendError(f"cannot create knowledge base at {path}: {exc.strerror}") from None
     cfg = load_config(path, config)
-    store = open_store(path, busy_timeout=cfg.store.busy_timeout)
-    return KnowledgeBase(path, cfg, store, clock or utc_now)
+    try:
+        store = open_store(path, busy_timeout=cfg.store.busy_timeout, url=url or None)
+    except GraphmemError:
+        if url:  # a server that cannot be reached leaves no half-made folder behind
+            _remove_created(created)
+        raise
+    kb = KnowledgeBase(path, cfg, store, clock or utc_now)
+    if url and (path / "graph.db").exists():
+        kb.warn(f"{path / 'graph.db'} is not used: the store is at {redact_url(url)} ([store] url or "
+                "GRAPHMEM_STORE); copy it there with `graphmem migrate --to URL`")
+    return kb

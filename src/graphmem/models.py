@@ -197,6 +197,9 @@ class Page(_Plain):
     updated_at: str = ""
     shard: str = ""
     id: int | None = None
+    # The file's exact text (what content_hash hashes), read with content: a host whose wiki/ folder lacks
+    # the file writes it from here (several folders can share one store).
+    text: str = ""
 
 
 class PageLink(NamedTuple):

@@ -56,6 +56,18 @@ def test_pages_are_saved_replaced_listed_and_deleted(store) -> None:
     assert store.page_links_of("ada") == [] and store.pages_by_slug([]) == {}
 
 
+@contract("save_page", "get_page")
+def test_page_text_round_trips(store) -> None:
+    """The file's exact text comes back with the content (another folder on the store writes it from here)."""
+    text = "---\ntitle: Ada\n---\n<!-- graphmem:begin -->\nAda wrote the first program. ✓\n<!-- graphmem:end -->\n"
+    save(store, page("ada", content="Ada wrote the first program. ✓", text=text))
+    assert store.get_page("ada", with_content=True).text == text
+    assert store.get_page("ada").text == ""  # without content, like content
+    save(store, page("ada", content="v2", text="---\ntitle: Ada\n---\nv2\n"))
+    assert store.get_page("ada", with_content=True).text == "---\ntitle: Ada\n---\nv2\n"
+    assert [h.slug for h in store.search_pages("graphmem")] == []  # the text is not searched
+
+
 @contract("save_page", "find_page", "pages_by_subject", "subject_slugs", "slug_subjects", "slugs_taken")
 def test_page_lookups_by_title_subject_and_slug(store) -> None:
     save(store, page("ada-lovelace", title="Ada Lovelace", subject="entity:ada"))

@@ -13,6 +13,8 @@ from typing import Any
 import click
 
 from ..config import set_config_value
+from ..config_sections import check_store_url
+from ..errors import Conflict
 from ..extraction import load_extraction_file
 from . import (
     entity_retype,  # noqa: F401 - registers `entity retype`
@@ -32,6 +34,7 @@ from .progress import _Progress, _progress_mode
 from .serve import serve as serve_command
 from .shared_options import add_shared_options
 from .skills import skills as skills_group
+from .store_ops import migrate_cmd, status_cmd
 from .wiki import wiki as wiki_group
 
 __all__ = ["main", "cli"]
@@ -41,24 +44,37 @@ __all__ = ["main", "cli"]
 @click.option("--embedder", metavar="SPEC",
               help="Embedding model: model2vec:<id or folder>, sentence-transformers:<id or folder>, "
                    "openai:<model> or none (written to config.toml).")
+@click.option("--store", "store_url", metavar="URL",
+              help="Keep the store on a PostgreSQL server: postgresql://user@host/db (written to config.toml; "
+                   "env GRAPHMEM_STORE wins over it). Default: graph.db in the folder.")
 @json_option
 @click.pass_context
 @handle_errors
-def init(ctx: click.Context, embedder: str | None, as_json: bool) -> None:
-    """Create the knowledge base (folder, config.toml, graph.db, wiki/) if absent."""
+def init(ctx: click.Context, embedder: str | None, store_url: str | None, as_json: bool) -> None:
+    """Create the knowledge base (folder, config.toml, graph.db or a PostgreSQL store, wiki/) if absent."""
     home: Path = ctx.obj["home"]
-    existed = (home / "graph.db").exists()
+    existed = (home / "graph.db").exists() or (store_url is not None and (home / "config.toml").exists())
     if embedder is not None:
         # reject a bad SPEC before creating anything; a local folder is saved absolute (works from anywhere)
         embedder = absolute_spec(embedder)
-    kb = _open(ctx, create=True, check_model=embedder is None)
-    if embedder is not None:
+    url = check_store_url(store_url, "--store") if store_url is not None else None
+    if url is not None and (home / "graph.db").exists():
+        raise Conflict(f"{home} keeps its store in graph.db; copy it to the server with `graphmem --home {home} "
+                       "migrate --to URL`, then point a folder at it with `graphmem --home NEW init --store URL`")
+    kb = _open(ctx, create=True, check_model=embedder is None, config={"store": {"url": url}} if url else None)
+    if embedder is not None or url:
         kb.store.refuse_write()  # config.toml of a read-only knowledge base is not rewritten either
+    if embedder is not None:
         set_config_value(kb.home, "embeddings", "model", embedder)
+    if url:
+        set_config_value(kb.home, "store", "url", url)
     data = {"home": str(kb.home), "created": not existed, "config": str(kb.home / "config.toml"),
             "embedder": embedder or kb.config.embeddings.model}
+    if url:  # the store's place (password left out), only when it is not the folder's graph.db
+        data.update({"backend": kb.store.backend, "store_url": kb.status()["store_url"]})
     _emit(data, as_json, lambda d: f"{'created' if d['created'] else 'already initialised'}: {d['home']} "
-                                   f"(embedder {d['embedder']})")
+                                   f"(embedder {d['embedder']}"
+                                   + (f", store {d['store_url']}" if d.get("store_url") else "") + ")")
 
 
 _WARNINGS_SHOWN = 5  # enough to see what kind of warnings they are, few enough to keep the summary short
@@ -357,7 +373,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
 
 for _group in (events_group, wiki_group, skills_group, memory_group, config_group, mcp_group, portable_import_group,
-               skill_group, serve_command, export_cmd, backup_cmd, restore_cmd, check_cmd):
+               skill_group, serve_command, export_cmd, backup_cmd, restore_cmd, check_cmd, status_cmd, migrate_cmd):
     cli.add_command(_group)
 
 add_shared_options(cli)  # last: every command registered above gets --home / --read-only

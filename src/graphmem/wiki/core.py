@@ -41,6 +41,7 @@ from ..models import ENTITY, Page, PageLink
 from ..store.rows import PageClaim, PageSource
 from ..text import content_hash, normalize_name, short_id
 from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
+from .hosts import WikiMirror
 from .indexfiles import stage_index
 from .markdown import ParsedPage, index_text, parse_page
 from .scan import dir_state, index_temp_files, page_entries, scan
@@ -123,6 +124,8 @@ class WikiCore:
         # slug -> entity id known to the operation being applied (filled by generated-page
         # plans, which know them), so that claims resolve without a query per page.
         self.slug_hint: dict[str, str] = {}
+        # A store outside this folder is shared with other folders: wiki/ is then a copy of it (hosts.py).
+        self.mirror = WikiMirror(ctx, self.dir) if ctx.config.store.url else None
 
     # -- paths ------------------------------------------------------------------------------
 
@@ -198,6 +201,7 @@ class WikiCore:
             subject=w.subject if w.subject is not None else (existing.subject if existing else None),
             entity_type=parsed.stated_type, contradictions=parsed.contradictions, stub=parsed.stub,
             created_at=existing.created_at if existing else now, updated_at=now, shard=shard_of(w.slug),
+            text=w.text,
         )
         return page, parsed.links, claims, list(dict(sources).items())
 
@@ -280,7 +284,7 @@ class WikiCore:
                     stage_index(ftx, store, self.dir, shards, ctx.config.wiki.index_inline_max)
                 self._pending.append(ftx)
                 store.on_commit(before=ftx.commit, undo=lambda: self._drop(ftx, undo=True),
-                                after=lambda: self._committed(ftx, plan.log, now))
+                                after=lambda: self._committed(ftx, plan.log, now, plan))
         except BaseException:
             self._drop(ftx, undo=True)
             raise
@@ -294,8 +298,10 @@ class WikiCore:
         if undo:
             ftx.undo()
 
-    def _committed(self, ftx: FileTxn, log: Sequence[str], now: str) -> None:
+    def _committed(self, ftx: FileTxn, log: Sequence[str], now: str, plan: Plan | None = None) -> None:
         self._drop(ftx, undo=False)
+        if self.mirror is not None and plan is not None:
+            self.mirror.note(plan.saved, plan.deletes)
         if log:
             try:
                 self.append_log(log, now)
@@ -360,11 +366,16 @@ class WikiCore:
         else:
             on_disk = self._stat_paths(paths or (), links)
             rows = store.page_stats(paths or ())
-        changed = [rel for rel, st in on_disk.items()
-                   if rel not in rows or (rows[rel][1], rows[rel][2]) != (st.st_size, st.st_mtime_ns)]
+        # Files that agree with a shared store, or that it could not give back, are left alone.
+        leave: set[str] = set()
+        if self.mirror is not None:
+            leave = self.mirror.reconcile(on_disk, rows)
+            self.note_own_writes()  # the files it wrote are not someone's edits
+        changed = [rel for rel, st in on_disk.items() if rel not in leave and (
+                   rel not in rows or (rows[rel][1], rows[rel][2]) != (st.st_size, st.st_mtime_ns))]
         # A page whose file (or folder) is now a link is neither re-read nor removed.
         linked = set(links)
-        gone = [rel for rel in rows if rel not in on_disk and rel not in linked
+        gone = [rel for rel in rows if rel not in on_disk and rel not in linked and rel not in leave
                 and rel.split("/", 1)[0] + "/" not in linked]
         result: dict[str, Any] = {"indexed": [], "removed": [], "unchanged": len(on_disk) - len(changed),
                                   "skipped": [{"path": rel, "reason": _LINK_REASON} for rel in sorted(linked)]}

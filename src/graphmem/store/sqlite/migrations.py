@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from .schema_graph import GRAPH_MIGRATIONS
+from .schema_hosts import HOSTS_MIGRATIONS
 from .schema_memory import FEED_MIGRATIONS, SKILL_MEMORY_MIGRATIONS
 from .schema_read import READ_PATH_MIGRATIONS
 from .schema_wiki import WIKI_SEE_ALSO_MIGRATIONS, WIKI_VECTOR_MIGRATIONS
@@ -19,7 +20,7 @@ __all__ = ["MIGRATIONS", "split_sql"]
 
 MIGRATIONS: list[tuple[str, str]] = [*GRAPH_MIGRATIONS, *WIKI_VECTOR_MIGRATIONS, *SKILL_MEMORY_MIGRATIONS,
                                      *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS, *WRITE_PATH_MIGRATIONS,
-                                     *WIKI_SEE_ALSO_MIGRATIONS]
+                                     *WIKI_SEE_ALSO_MIGRATIONS, *HOSTS_MIGRATIONS]
 """``(name, SQL script)`` in the order they are applied."""
 
 

@@ -46,7 +46,8 @@ def _page(r: sqlite3.Row) -> Page:
     return Page(
         slug=r["slug"], category=r["category"], title=r["title"], path=r["path"], summary=r["summary"],
         tags=json.loads(r["tags"]), front_matter=json.loads(r["front_matter"]),
-        content=r["content"] if "content" in keys else "", content_hash=r["content_hash"], size=r["size"],
+        content=r["content"] if "content" in keys else "", text=r["text"] if "text" in keys else "",
+        content_hash=r["content_hash"], size=r["size"],
         mtime_ns=r["mtime_ns"], node_id=r["node_id"], subject=r["subject"], entity_type=r["entity_type"],
         contradictions=r["contradictions"], stub=bool(r["stub"]), created_at=r["created_at"],
         updated_at=r["updated_at"], shard=r["shard"], id=r["id"],
@@ -58,7 +59,7 @@ class WikiSqlMixin(SqlHelpers):
 
     def get_page(self, slug: str, with_content: bool = False) -> Page | None:
         """The page with this slug."""
-        cols = _PAGE_COLS + (", content" if with_content else "")
+        cols = _PAGE_COLS + (", content, text" if with_content else "")
         rows = self._rows(f"SELECT {cols} FROM pages WHERE slug = ?", (slug,))
         return _page(rows[0]) if rows else None
 
@@ -138,19 +139,19 @@ class WikiSqlMixin(SqlHelpers):
         c.executemany(
             "INSERT INTO pages (slug, category, shard, title, title_norm, path, summary, tags, front_matter, content,"
             " content_hash, size, mtime_ns, node_id, subject, entity_type, contradictions, stub, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " updated_at, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (slug) DO UPDATE SET category = excluded.category, shard = excluded.shard,"
             " title = excluded.title, title_norm = excluded.title_norm, path = excluded.path,"
             " summary = excluded.summary, tags = excluded.tags, front_matter = excluded.front_matter,"
             " content = excluded.content, content_hash = excluded.content_hash, size = excluded.size,"
             " mtime_ns = excluded.mtime_ns, node_id = excluded.node_id, subject = excluded.subject,"
             " entity_type = excluded.entity_type, contradictions = excluded.contradictions, stub = excluded.stub,"
-            " updated_at = excluded.updated_at",
+            " updated_at = excluded.updated_at, text = excluded.text",
             [(page.slug, page.category, page.shard, page.title, normalize_name(page.title), page.path,
               page.summary, json.dumps(page.tags, ensure_ascii=False),
               json.dumps(page.front_matter, ensure_ascii=False), page.content, page.content_hash, page.size,
               page.mtime_ns, page.node_id, page.subject, page.entity_type, page.contradictions, int(page.stub),
-              page.created_at, page.updated_at) for page, _, _, _ in pages],
+              page.created_at, page.updated_at, page.text) for page, _, _, _ in pages],
         )
         keys = [(slug,) for slug in slugs]
         c.executemany("DELETE FROM page_links WHERE source = ?", keys)
