@@ -98,6 +98,23 @@ def load_musique(data: Path) -> Dataset:
                    ("openie", "offline"), {"published_triples": counts})
 
 
+CASES = ("biomed", "books", "movies", "university")
+
+
+def load_case(name: str, data: Path) -> Dataset:
+    """One of HippoRAG's case studies: a small corpus and one question (gold: its supporting
+    paragraphs, matched on title and text)."""
+    folder = data / "hipporag-case-studies"
+    corpus = json.loads((folder / f"case_study_{name}_corpus.json").read_text(encoding="utf-8"))
+    questions = json.loads((folder / f"case_study_{name}.json").read_text(encoding="utf-8"))
+    records = [{"id": f"{name}-{i:03d}", "title": p["title"], "text": p["text"]} for i, p in enumerate(corpus)]
+    by_key = {(r["title"], r["text"].strip()): r["id"] for r in records}
+    gold = [{by_key[(p["title"], p["text"].strip())] for p in q["paragraphs"] if p.get("is_supporting")}
+            for q in questions]
+    return Dataset(f"case-{name}", records, [{"id": q["id"], "question": q["question"]} for q in questions], gold,
+                   ("offline",))
+
+
 def load_dataset(name: str, data: Path) -> Dataset:
     """One of the multi-hop sets by name."""
     if name == "musique":
@@ -105,7 +122,9 @@ def load_dataset(name: str, data: Path) -> Dataset:
     if name == "2wiki":
         records, questions, gold = load_2wiki(data)
         return Dataset("2wiki", records, questions, gold, ("offline",))
-    raise SystemExit(f"unknown dataset {name!r}: choose musique or 2wiki")
+    if name.startswith("case-") and name[5:] in CASES:
+        return load_case(name[5:], data)
+    raise SystemExit(f"unknown dataset {name!r}: choose musique, 2wiki or " + ", ".join(f"case-{c}" for c in CASES))
 
 
 # -- knowledge bases, ingested as users do, cached ------------------------------------------------------------
@@ -113,10 +132,13 @@ def load_dataset(name: str, data: Path) -> Dataset:
 
 @functools.cache  # first call at start-up: the key names the code this process imported, even if files change later
 def _source_hash(graph: str) -> str:
-    """Hash of graphmem's source; the openie graph does not depend on the offline extractor's files."""
+    """Hash of the graphmem source an ingest runs (retrieval/ only searches: a change there keeps the
+    cached knowledge bases); the openie graph does not depend on the offline extractor's files."""
     h = hashlib.sha256()
     for p in sorted(SRC.rglob("*.py")):
         if graph != "offline" and p.parent.name == "extractors" and p.name.startswith("offline"):
+            continue
+        if p.relative_to(SRC).parts[0] == "retrieval":
             continue
         h.update(str(p.relative_to(SRC)).encode())
         h.update(p.read_bytes())
@@ -213,10 +235,16 @@ def summarise(row: dict[str, Any], rec: dict[int, list[float]], base: dict[int, 
     return row
 
 
+def _num(x: float | None) -> str:
+    """A ratio for a table; "-" where there is none (a half without questions, or a baseline of 0)."""
+    return "-" if x is None else f"{x:.2f}"
+
+
 def _print_row(row: dict[str, Any]) -> None:
     r5 = row["ratio@5"]
     print(f"  {row['method']:<38} " + "  ".join(f"R@{k} {row[f'R@{k}']:5.1f}" for k in KS)
-          + f"   x{r5[0]:.2f} [{r5[1]:.2f}, {r5[2]:.2f}]  halves x{row['ratio@5_even']:.2f}/x{row['ratio@5_odd']:.2f}"
+          + f"   x{r5[0]:.2f} [{r5[1]:.2f}, {r5[2]:.2f}]"
+          + f"  halves x{_num(row['ratio@5_even'])}/x{_num(row['ratio@5_odd'])}"
           + (f"   p50 {row['p50_ms']:.1f} ms" if "p50_ms" in row else ""))
 
 
@@ -292,7 +320,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         d2, q = r["diff@2"], r["ratio@5"]
         out.append(f"| {r['dataset']} | {r['model']} | {r['graph']} | {r['method']} | {r['R@2']} | {r['R@5']} "
                    f"| {r['R@10']} | {q[0]:.2f} [{q[1]:.2f}, {q[2]:.2f}] | {d2[0]:+.1f} [{d2[1]:+.1f}, {d2[2]:+.1f}] "
-                   f"| {r['ratio@5_even']:.2f} / {r['ratio@5_odd']:.2f} |")
+                   f"| {_num(r['ratio@5_even'])} / {_num(r['ratio@5_odd'])} |")
     return "\n".join(out)
 
 
@@ -300,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run every method on every dataset, model and graph; print the table; write JSON."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="../shared/data", type=Path)
-    ap.add_argument("--datasets", nargs="+", default=["musique", "2wiki"])
+    ap.add_argument("--datasets", nargs="+", default=["musique", "2wiki", *(f"case-{c}" for c in CASES)])
     ap.add_argument("--models", nargs="+", default=["static", "minilm"])
     ap.add_argument("--graphs", nargs="+", default=["openie", "offline"])
     ap.add_argument("--methods", nargs="+", default=None, help="graphmem method labels to run (default: all)")

@@ -16,10 +16,11 @@ from typing import Any
 from ..config import Config
 from ..embeddings.registry import is_contextual
 from ..errors import InvalidInput
+from ..store.protocols.documents import DEFAULT_TITLE_WEIGHT
 
 __all__ = ["SearchConfig", "PassageConfig", "GraphQueryConfig", "MemoryConfig", "SkillConfig", "PRESETS",
            "SKILL_PRESETS", "resolve_config", "search_config", "auto_preset",
-           "is_contextual"]
+           "is_contextual", "CLASS_WEIGHTS", "FOLLOWS_EMBEDDER", "embedder_class"]
 
 
 def _replace(cfg: Any, what: str, changes: Mapping[str, Any]) -> Any:
@@ -39,6 +40,7 @@ class PassageConfig:
     use_lexical: bool = True
     use_dense: bool = True
     use_entities: bool = True
+    title_weight: float = DEFAULT_TITLE_WEIGHT  # BM25F weight of a chunk's title against its text
     pool_k: int = 20                   # lexical and dense candidates each, before the rerank
     seed_k_lexical: int = 5
     seed_k_dense: int = 5
@@ -64,6 +66,12 @@ class PassageConfig:
     lead_chars: int = 120              # a mention this close to a document's start is its topic
     lead_mention_weight: float = 20.0  # entity -> passage weight multiplier for topic mentions
     graph_walk_only: bool = False      # graph part = PPR mass minus the seed's own restart mass
+    entity_seed_max_passages: int = 0  # an entity in more passages than this (a hub: "American",
+                                       #   "film") is no seed of the walk (0: no limit)
+    # a graph that only adds: a passage in both the lexical and the dense top ``protect_agreed``
+    # keeps at least its first-stage place, and so does the first stage's top ``protect_top``
+    protect_agreed: int = 0
+    protect_top: int = 0
     max_mentions_per_entity: int = 200
     min_confidence: float = 0.6
     bfs_depth: int = 2
@@ -107,6 +115,26 @@ PRESETS: dict[str, PassageConfig] = {
     "facts+feedback": PassageConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3,
                                     feedback_passages=1),
 }
+
+
+# Channel weights follow the embedder: a static model's dense channel is weak (alone about 35-55 R@5
+# where BM25 gets 50-67 on MuSiQue / 2Wiki), a contextual one's is strong (MiniLM alone beats BM25).
+# Fitted per embedder class on pooled MuSiQue + 2Wiki (bench/channel_fit.py; docs/benchmarks.md,
+# "Retrieval on unseen data"), applied to the presets that combine all channels; a preset that
+# sets its own weights (bm25, dense, rrf, hybrid) or an explicit override wins.
+CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
+    # dense a quarter of lexical in the first-stage fusion and 3 (not 5) of the walk's seed passages;
+    # in the rerank dense 0.3, lexical 0.35, graph 0.35
+    "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25)},
+    "contextual": {},
+}
+FOLLOWS_EMBEDDER = frozenset({"default", "bfs", "ppr", "facts", "feedback", "facts+feedback"})
+
+
+def embedder_class(spec: str | None) -> str:
+    """"contextual" for a contextual embedder (the registry's flag), else "static" (a static model,
+    or none: without vectors the dense weight multiplies nothing)."""
+    return "contextual" if spec and is_contextual(spec) else "static"
 
 
 @dataclass(frozen=True)
@@ -236,13 +264,16 @@ def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> st
 
 
 def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,
-                   base: PassageConfig | None = None) -> PassageConfig:
-    """Preset (default 'default') with overrides applied."""
+                   base: PassageConfig | None = None, embedder: str = "static") -> PassageConfig:
+    """Preset (default 'default') with the channel weights of the ``embedder`` class
+    (:data:`CLASS_WEIGHTS`, presets in :data:`FOLLOWS_EMBEDDER` only), then overrides applied."""
     name = preset or "default"
     if base is None:
         if name not in PRESETS:
             raise InvalidInput(f"unknown search preset '{name}'; presets: {', '.join(PRESETS)}")
         base = PRESETS[name]
+        if name in FOLLOWS_EMBEDDER:
+            base = base.replace(**CLASS_WEIGHTS[embedder])
     cfg = base.replace(**dict(overrides or {}))
     if cfg.strategy not in ("ppr", "bfs", "none"):
         raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
@@ -250,6 +281,8 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
         raise InvalidInput(f"rerank '{cfg.rerank}': choose rrf or weighted")
     if cfg.fusion not in ("rrf", "weighted"):
         raise InvalidInput(f"fusion '{cfg.fusion}': choose rrf or weighted")
+    if not isinstance(cfg.title_weight, (int, float)) or not 0.0 <= cfg.title_weight < float("inf"):
+        raise InvalidInput(f"title_weight: expected a number >= 0, got {cfg.title_weight!r}")
     if not 0.0 < cfg.ppr_restart <= 1.0:
         raise InvalidInput("ppr_restart must be within (0, 1]")
     if not isinstance(cfg.feedback_passages, int) or cfg.feedback_passages < 0:

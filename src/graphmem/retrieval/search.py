@@ -28,7 +28,15 @@ from typing import Any
 
 from ..context import Context
 from ..errors import InvalidInput
-from .config import PassageConfig, SearchConfig, auto_preset, configured_preset, is_contextual, resolve_config
+from .config import (
+    PassageConfig,
+    SearchConfig,
+    auto_preset,
+    configured_preset,
+    embedder_class,
+    is_contextual,
+    resolve_config,
+)
 from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
@@ -84,7 +92,8 @@ def _resolve(ctx: Context, strategy: str | None, preset: str | None,
     name = preset or configured_preset(ctx.config)
     if name == "auto":
         name = auto_preset_for(ctx)
-    return resolve_config(name, overrides)
+    emb = ctx.embeddings
+    return resolve_config(name, overrides, embedder=embedder_class(emb.spec if emb.model_id else None))
 
 
 def search(
@@ -189,7 +198,7 @@ def _document_hits(hits: list[Hit]) -> list[Hit]:
             docs.setdefault(h.doc_id, []).append(h)
             best.setdefault(h.doc_id, h)
     return [Hit("document", d, h.score, dict(h.parts), h.seed, h.title, h.text, d, h.chunk_id, h.version,
-                [c for x in docs[d][:3] for c in x.citations], h.path) for d, h in best.items()]
+                [c for x in docs[d][:3] for c in x.citations], h.path, h.graph_move) for d, h in best.items()]
 
 
 def _page_hits(ctx: Context, query: str, want: int, graph_score: Mapping[GNode, float],

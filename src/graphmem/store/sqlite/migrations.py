@@ -12,12 +12,13 @@ import sqlite3
 from .schema_graph import GRAPH_MIGRATIONS
 from .schema_memory import FEED_MIGRATIONS, SKILL_MEMORY_MIGRATIONS
 from .schema_read import READ_PATH_MIGRATIONS
+from .schema_search import SEARCH_MIGRATIONS
 from .schema_wiki import WIKI_VECTOR_MIGRATIONS
 
 __all__ = ["MIGRATIONS", "split_sql"]
 
 MIGRATIONS: list[tuple[str, str]] = [*GRAPH_MIGRATIONS, *WIKI_VECTOR_MIGRATIONS, *SKILL_MEMORY_MIGRATIONS,
-                                     *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS]
+                                     *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS, *SEARCH_MIGRATIONS]
 """``(name, SQL script)`` in the order they are applied."""
 
 
