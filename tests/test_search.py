@@ -65,8 +65,10 @@ def test_hybrid_search_ranks_and_explains(skb):
     assert {h.doc_id for h in r.hits[:2]} == {"pool", "dispatch"}
     top = next(h for h in r.hits if h.doc_id == "pool")
     assert top.kind == "chunk" and top.parts["lexical"] == 1.0  # the best lexical match
-    assert set(top.parts) == {"dense", "lexical", "graph", "relevance"}
+    # a static model's default (auto) adds the feedback round: both rounds' contributions are parts too
+    assert set(top.parts) == {"dense", "lexical", "graph", "relevance", "first_round", "feedback"}
     assert all(0.0 <= v <= 1.0 for v in top.parts.values())
+    assert top.score == pytest.approx(top.parts["first_round"] + top.parts["feedback"])
     [cite] = top.citations
     assert cite["doc_id"] == "pool" and cite["chunk_id"] == "pool:v1:c0"
     assert (cite["start"], cite["end"]) == (0, len(DOCS["pool"][1]))
@@ -81,11 +83,12 @@ def test_graph_walk_reaches_a_passage_without_query_words(skb):
     q = "merchants parcel orders"
     bm25 = [h.doc_id for h in skb.search(q, k=5, preset="bm25").hits]
     assert "pool" not in bm25
+    # the walk alone (presets ppr/bfs: no feedback round, whose second query names PgBouncer)
     for strategy in ("ppr", "bfs"):
-        docs = [h.doc_id for h in skb.search(q, k=5, strategy=strategy).hits]
+        docs = [h.doc_id for h in skb.search(q, k=5, preset=strategy).hits]
         assert docs[0] == "dispatch"
         assert "pool" in docs, strategy
-        hit = next(h for h in skb.search(q, k=5, strategy=strategy).hits if h.doc_id == "pool")
+        hit = next(h for h in skb.search(q, k=5, preset=strategy).hits if h.doc_id == "pool")
         assert hit.parts["graph"] > 0 and not hit.seed
         assert len(hit.path) >= 2  # reached from a seed through the graph
 
@@ -253,7 +256,7 @@ def test_relation_facts_seed_the_walk_and_follow_their_relation(tmp_path, model_
         assert names == {"memory leak", "system crash"} and all(0 < w <= 1.0 for w in ents.values())
         assert fact_seeds(kb.ctx, qvec, PRESETS["default"]) == {}  # off unless asked for
         from graphmem.retrieval.search import auto_preset_for
-        assert auto_preset_for(kb) == "default"  # a static model: facts are not the default
+        assert auto_preset_for(kb) == "feedback"  # a static model: facts are not the default
         # a relation that goes away takes its fact vector with it
         kb.documents.delete("doc_1")
         assert kb.store.vectors_for("relation", list(facts._ids), "model2vec:minilm-static-256") == {}
@@ -262,8 +265,10 @@ def test_relation_facts_seed_the_walk_and_follow_their_relation(tmp_path, model_
 def test_auto_preset_follows_the_embedder():
     from graphmem.retrieval.config import auto_preset
 
-    assert auto_preset("model2vec:minishlab/potion-retrieval-32M", 9000, 1000) == "default"
-    assert auto_preset("none") == "default"
+    # a static model: feedback (measured on pooled MuSiQue + 2Wiki once titles are a field); no model: default
+    assert auto_preset("model2vec:minishlab/potion-retrieval-32M", 9000, 1000) == "feedback"
+    assert auto_preset("model2vec:minishlab/potion-retrieval-32M") == "feedback"
+    assert auto_preset("none") == "default" and auto_preset("nonsense") == "default"
     assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", 9000, 1000) == "facts+feedback"
     assert auto_preset("st:/models/x", 1000, 1000) == "facts+feedback"
     assert auto_preset("openai:text-embedding-3-small", 1000, 1000) == "facts+feedback"
@@ -341,7 +346,7 @@ def test_auto_with_a_static_model_loads_no_fact_vectors(skb):
     from graphmem.retrieval.search import auto_preset_for
 
     assert skb.stats()["vectors"]["model2vec:minilm-static-256"] == 15  # 2 of them relations
-    assert auto_preset_for(skb) == "default"
+    assert auto_preset_for(skb) == "feedback"
     skb.search("PgBouncer pool exhaustion", k=3)
     assert len(skb.vector_index("relation")) == 0 and len(skb.vector_index("chunk")) == 5
     skb.search("PgBouncer pool exhaustion", k=3, preset="facts")  # asked for: loaded then

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Config
-from ..embeddings.registry import is_contextual
+from ..embeddings.registry import backend_for, is_contextual
 from ..errors import InvalidInput
 from ..store.protocols.documents import DEFAULT_TITLE_WEIGHT
 
@@ -255,12 +255,22 @@ def configured_preset(config: Config) -> str:
 def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> str:
     """The preset "auto" stands for. With a contextual embedder (sentence-transformers,
     OpenAI-compatible): "facts+feedback" on a graph with at least as many embedded relations as
-    passages, else "feedback". With a static Model2Vec model or none: "default". Each rule was
-    measured on MuSiQue (docs/benchmarks.md): facts lose on a sparse graph (MiniLM, offline
-    extractor's graph: R@5 62.3 -> 59.7), feedback loses with a static model (60.1 -> 55.9)."""
+    passages, else "feedback". With a static Model2Vec model: "feedback" (with the static class's
+    channel weights, :data:`CLASS_WEIGHTS`). With no model: "default". Measured
+    (docs/benchmarks.md, "Retrieval on unseen data"): facts lose on a sparse graph (MiniLM, offline
+    graph, MuSiQue R@5 62.3 -> 59.7); once titles are a field, feedback gains with a static model on
+    both MuSiQue and 2Wiki (R@5 59.2 -> 61.8 and 67.5 -> 78.2, pooled fit of bench/channel_fit.py)."""
     if not is_contextual(embedder_spec):
-        return "default"
+        return "feedback" if _names_a_model(embedder_spec) else "default"
     return "facts+feedback" if relations >= max(passages, 1) else "feedback"
+
+
+def _names_a_model(spec: str) -> bool:
+    """Whether a SPEC names an embedding model at all (False for ``none`` and for a bad SPEC)."""
+    try:
+        return backend_for(spec) is not None
+    except InvalidInput:
+        return False
 
 
 def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,

@@ -51,8 +51,10 @@ def auto_preset_for(ctx: Any) -> str:
     (counted only for a contextual embedder: a static model's answer needs no vectors loaded).
     ``ctx`` is a :class:`Context` (a knowledge base works too: both carry ``embeddings``)."""
     emb = ctx.embeddings
-    if emb.model_id is None or not is_contextual(emb.spec):
+    if emb.model_id is None:
         return "default"
+    if not is_contextual(emb.spec):
+        return auto_preset(emb.spec)
     sizes = []
     for kind in ("relation", "chunk"):
         index = emb.vector_index(kind)
