@@ -24,6 +24,7 @@ import argparse
 import itertools
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,9 @@ def grid(name: str) -> list[tuple[str | None, dict[str, Any]]]:
     if name == "seeds":  # the walk's dense seeds and the damping of hubs
         return [("ppr", {"seed_k_dense": k, "mention_idf_power": p}) for k, p in
                 itertools.product((0, 1, 2, 3, 5), (0.5, 1.0))]
-    raise SystemExit(f"unknown grid {name!r}: choose title, channels, graph or seeds")
+    if name == "feedback":  # how much of the first passage the second round's query takes
+        return [(None, {"feedback_words": w}) for w in (0, 40, 20)]
+    raise SystemExit(f"unknown grid {name!r}: choose title, channels, graph, seeds or feedback")
 
 
 def reuse_kb(ds: mh.Dataset, model: str, spec: str, graph: str) -> graphmem.KnowledgeBase:
@@ -95,11 +98,15 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 kb.search("warm up", k=1)
                 for res, (preset, cfg) in zip(results, configs):
+                    cpu = time.process_time()
                     ranked, _ = mh.graphmem_rankings(kb, ds.questions, {"preset": preset, "config": cfg})
+                    cpu_ms = 1000 * (time.process_time() - cpu) / len(ds.questions)  # the load makes wall time noise
                     rec = mh.per_question(ranked, ds.gold)
                     res["sets"][name] = {f"R@{k}": 100 * sum(rec[k]) / len(rec[k]) for k in mh.KS}
+                    res.setdefault("cpu_ms_per_query", {})[name] = round(cpu_ms, 1)
                     print(f"  [{name}] {preset} {json.dumps(cfg)}: " + " ".join(
-                        f"R@{k} {v:.1f}" for k, v in zip(mh.KS, res["sets"][name].values())), flush=True)
+                        f"R@{k} {v:.1f}" for k, v in zip(mh.KS, res["sets"][name].values()))
+                          + f"  cpu {cpu_ms:.1f} ms/q", flush=True)
             finally:
                 kb.close()
         for res in results:

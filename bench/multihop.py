@@ -308,7 +308,8 @@ def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, u
                     rows.append(row)
                     _print_row(row)
                 rows.append({"dataset": ds.name, "model": model, "graph": graph, "method": "(kb stats)",
-                             "ingest_s": info["ingest_s"], "entities": st["entities"], "relations": st["edges"],
+                             "ingest_s": info["ingest_s"], "cache": info["cache"], "entities": st["entities"],
+                             "relations": st["edges"],
                              "mentions": st["mentions"]})
             finally:
                 kb.close()

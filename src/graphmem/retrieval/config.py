@@ -82,6 +82,7 @@ class PassageConfig:
     feedback_passages: int = 0
     feedback_rrf_k: float = 10.0
     feedback_weight: float = 1.0
+    feedback_words: int = 0            # the second query takes at most this many words of the passages (0: all)
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
     # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")
     rerank: str = "weighted"
@@ -124,8 +125,10 @@ PRESETS: dict[str, PassageConfig] = {
 # sets its own weights (bm25, dense, rrf, hybrid) or an explicit override wins.
 CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     # dense a quarter of lexical in the first-stage fusion and 3 (not 5) of the walk's seed passages;
-    # in the rerank dense 0.3, lexical 0.35, graph 0.35
-    "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25)},
+    # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round's query takes the first 40
+    # words of the passage (pooled R@5 70.4 against 70.0 with all of it, and a fifth less work)
+    "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25),
+               "feedback_words": 40},
     "contextual": {},
 }
 FOLLOWS_EMBEDDER = frozenset({"default", "bfs", "ppr", "facts", "feedback", "facts+feedback"})
@@ -297,6 +300,9 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
         raise InvalidInput("ppr_restart must be within (0, 1]")
     if not isinstance(cfg.feedback_passages, int) or cfg.feedback_passages < 0:
         raise InvalidInput(f"feedback_passages: expected a whole number >= 0, got {cfg.feedback_passages!r}")
+    if not isinstance(cfg.feedback_words, int) or cfg.feedback_words < 0:
+        raise InvalidInput(f"feedback_words: expected a whole number >= 0 (0: the whole passage), "
+                           f"got {cfg.feedback_words!r}")
     if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0:
         raise InvalidInput("feedback_rrf_k and feedback_weight must be >= 0")
     return cfg

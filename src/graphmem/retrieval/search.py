@@ -171,6 +171,8 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     if not first:
         return hits
     text = " ".join(h.text for h in first[: cfg.feedback_passages])
+    if cfg.feedback_words > 0:  # a shorter second query: fewer posting lists to read
+        text = " ".join(text.split()[: cfg.feedback_words])
     second, notes2, _ = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want)
     notes.extend(n for n in notes2 if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
