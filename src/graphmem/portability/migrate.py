@@ -135,8 +135,10 @@ def _page_files(ctx: Context) -> dict[str, str]:
     files = dict(wiki_files(ctx.home))
     for page in ctx.store.list_pages():
         full = ctx.store.get_page(page.slug, with_content=True)
-        if full is not None:
-            files[f"wiki/{full.path}"] = full.content
+        # ``text`` is the file's exact text (front matter and markers included); ``content`` is only the
+        # indexed body. A row stored before pages kept their text has none: its folder's file stands.
+        if full is not None and full.text:
+            files[f"wiki/{full.path}"] = full.text
     return files
 
 

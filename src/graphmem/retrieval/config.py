@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Config
-from ..embeddings.registry import is_contextual
+from ..embeddings.registry import backend_for, is_contextual
 from ..errors import InvalidInput
+from ..store.protocols.documents import DEFAULT_TITLE_WEIGHT
 
 __all__ = ["SearchConfig", "PassageConfig", "GraphQueryConfig", "MemoryConfig", "SkillConfig", "PRESETS",
            "SKILL_PRESETS", "resolve_config", "search_config", "auto_preset",
-           "is_contextual"]
+           "is_contextual", "CLASS_WEIGHTS", "FOLLOWS_EMBEDDER", "embedder_class"]
 
 
 def _replace(cfg: Any, what: str, changes: Mapping[str, Any]) -> Any:
@@ -39,6 +40,7 @@ class PassageConfig:
     use_lexical: bool = True
     use_dense: bool = True
     use_entities: bool = True
+    title_weight: float = DEFAULT_TITLE_WEIGHT  # BM25F weight of a chunk's title against its text
     pool_k: int = 20                   # lexical and dense candidates each, before the rerank
     seed_k_lexical: int = 5
     seed_k_dense: int = 5
@@ -64,6 +66,12 @@ class PassageConfig:
     lead_chars: int = 120              # a mention this close to a document's start is its topic
     lead_mention_weight: float = 20.0  # entity -> passage weight multiplier for topic mentions
     graph_walk_only: bool = False      # graph part = PPR mass minus the seed's own restart mass
+    entity_seed_max_passages: int = 0  # an entity in more passages than this (a hub: "American",
+                                       #   "film") is no seed of the walk (0: no limit)
+    # a graph that only adds: a passage in both the lexical and the dense top ``protect_agreed``
+    # keeps at least its first-stage place, and so does the first stage's top ``protect_top``
+    protect_agreed: int = 0
+    protect_top: int = 0
     max_mentions_per_entity: int = 200
     min_confidence: float = 0.6
     bfs_depth: int = 2
@@ -74,6 +82,7 @@ class PassageConfig:
     feedback_passages: int = 0
     feedback_rrf_k: float = 10.0
     feedback_weight: float = 1.0
+    feedback_words: int = 0            # the second query takes at most this many words of the passages (0: all)
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
     # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")
     rerank: str = "weighted"
@@ -107,6 +116,28 @@ PRESETS: dict[str, PassageConfig] = {
     "facts+feedback": PassageConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3,
                                     feedback_passages=1),
 }
+
+
+# Channel weights follow the embedder: a static model's dense channel is weak (alone about 35-55 R@5
+# where BM25 gets 50-67 on MuSiQue / 2Wiki), a contextual one's is strong (MiniLM alone beats BM25).
+# Fitted per embedder class on pooled MuSiQue + 2Wiki (bench/channel_fit.py; docs/benchmarks.md,
+# "Retrieval on unseen data"), applied to the presets that combine all channels; a preset that
+# sets its own weights (bm25, dense, rrf, hybrid) or an explicit override wins.
+CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
+    # dense a quarter of lexical in the first-stage fusion and 3 (not 5) of the walk's seed passages;
+    # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round's query takes the first 40
+    # words of the passage (pooled R@5 70.4 against 70.0 with all of it, and a fifth less work)
+    "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25),
+               "feedback_words": 40},
+    "contextual": {},
+}
+FOLLOWS_EMBEDDER = frozenset({"default", "bfs", "ppr", "facts", "feedback", "facts+feedback"})
+
+
+def embedder_class(spec: str | None) -> str:
+    """"contextual" for a contextual embedder (the registry's flag), else "static" (a static model,
+    or none: without vectors the dense weight multiplies nothing)."""
+    return "contextual" if spec and is_contextual(spec) else "static"
 
 
 @dataclass(frozen=True)
@@ -227,22 +258,35 @@ def configured_preset(config: Config) -> str:
 def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> str:
     """The preset "auto" stands for. With a contextual embedder (sentence-transformers,
     OpenAI-compatible): "facts+feedback" on a graph with at least as many embedded relations as
-    passages, else "feedback". With a static Model2Vec model or none: "default". Each rule was
-    measured on MuSiQue (docs/benchmarks.md): facts lose on a sparse graph (MiniLM, offline
-    extractor's graph: R@5 62.3 -> 59.7), feedback loses with a static model (60.1 -> 55.9)."""
+    passages, else "feedback". With a static Model2Vec model: "feedback" (with the static class's
+    channel weights, :data:`CLASS_WEIGHTS`). With no model: "default". Measured
+    (docs/benchmarks.md, "Retrieval on unseen data"): facts lose on a sparse graph (MiniLM, offline
+    graph, MuSiQue R@5 62.3 -> 59.7); once titles are a field, feedback gains with a static model on
+    both MuSiQue and 2Wiki (R@5 59.2 -> 61.8 and 67.5 -> 78.2, pooled fit of bench/channel_fit.py)."""
     if not is_contextual(embedder_spec):
-        return "default"
+        return "feedback" if _names_a_model(embedder_spec) else "default"
     return "facts+feedback" if relations >= max(passages, 1) else "feedback"
 
 
+def _names_a_model(spec: str) -> bool:
+    """Whether a SPEC names an embedding model at all (False for ``none`` and for a bad SPEC)."""
+    try:
+        return backend_for(spec) is not None
+    except InvalidInput:
+        return False
+
+
 def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | None = None,
-                   base: PassageConfig | None = None) -> PassageConfig:
-    """Preset (default 'default') with overrides applied."""
+                   base: PassageConfig | None = None, embedder: str = "static") -> PassageConfig:
+    """Preset (default 'default') with the channel weights of the ``embedder`` class
+    (:data:`CLASS_WEIGHTS`, presets in :data:`FOLLOWS_EMBEDDER` only), then overrides applied."""
     name = preset or "default"
     if base is None:
         if name not in PRESETS:
             raise InvalidInput(f"unknown search preset '{name}'; presets: {', '.join(PRESETS)}")
         base = PRESETS[name]
+        if name in FOLLOWS_EMBEDDER:
+            base = base.replace(**CLASS_WEIGHTS[embedder])
     cfg = base.replace(**dict(overrides or {}))
     if cfg.strategy not in ("ppr", "bfs", "none"):
         raise InvalidInput(f"strategy '{cfg.strategy}': choose ppr, bfs or none")
@@ -250,10 +294,15 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
         raise InvalidInput(f"rerank '{cfg.rerank}': choose rrf or weighted")
     if cfg.fusion not in ("rrf", "weighted"):
         raise InvalidInput(f"fusion '{cfg.fusion}': choose rrf or weighted")
+    if not isinstance(cfg.title_weight, (int, float)) or not 0.0 <= cfg.title_weight < float("inf"):
+        raise InvalidInput(f"title_weight: expected a number >= 0, got {cfg.title_weight!r}")
     if not 0.0 < cfg.ppr_restart <= 1.0:
         raise InvalidInput("ppr_restart must be within (0, 1]")
     if not isinstance(cfg.feedback_passages, int) or cfg.feedback_passages < 0:
         raise InvalidInput(f"feedback_passages: expected a whole number >= 0, got {cfg.feedback_passages!r}")
+    if not isinstance(cfg.feedback_words, int) or cfg.feedback_words < 0:
+        raise InvalidInput(f"feedback_words: expected a whole number >= 0 (0: the whole passage), "
+                           f"got {cfg.feedback_words!r}")
     if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0:
         raise InvalidInput("feedback_rrf_k and feedback_weight must be >= 0")
     return cfg

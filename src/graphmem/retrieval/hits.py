@@ -27,6 +27,9 @@ class Hit:
     version: int | None = None
     citations: list[dict[str, Any]] = field(default_factory=list)
     path: list[str] = field(default_factory=list)
+    # What the graph did to a passage's place against the first stage (lexical + dense alone):
+    # "added" (only the walk found it), "up", "down", "kept"; None for other kinds.
+    graph_move: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (the ``--json`` hit shape)."""
@@ -34,7 +37,7 @@ class Hit:
             "kind": self.kind, "id": self.id, "doc_id": self.doc_id, "chunk_id": self.chunk_id,
             "version": self.version, "title": self.title, "text": self.text, "score": round(self.score, 6),
             "parts": {k: round(v, 6) for k, v in self.parts.items()}, "seed": self.seed,
-            "citations": self.citations, "path": self.path,
+            "citations": self.citations, "path": self.path, "graph_move": self.graph_move,
         }
 
 

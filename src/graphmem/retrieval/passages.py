@@ -139,7 +139,8 @@ def _first_stage(ctx: Context, r: Round, cfg: PassageConfig, want: int) -> None:
     if cfg.use_lexical:
         # Dense or walked candidates outside the lexical pool get their BM25 from the same match.
         keep = cfg.use_dense or cfg.strategy != "none"
-        r.lex = dict(ctx.store.rank_chunks(r.query, max(pool, cfg.seed_k_lexical), keep_scores=keep))
+        r.lex = dict(ctx.store.rank_chunks(r.query, max(pool, cfg.seed_k_lexical), keep_scores=keep,
+                                           title_weight=cfg.title_weight))
     r.chunk_index = ctx.embeddings.vector_index("chunk") if r.qvec is not None and cfg.use_dense else None
     if r.chunk_index is not None:
         r.dense = {c: v for c, v in r.chunk_index.search(r.qvec, max(pool, cfg.seed_k_dense))
@@ -203,9 +204,11 @@ def _walk_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
         for cid in seed_ids:
             v = r.fused[cid]
             r.seeds[("c", cid)] = cfg.passage_seed_weight * v / total if ppr else v / top
-    if r.ent_seeds:
-        counts = ctx.store.entity_chunk_counts(r.ent_seeds)
-        spec = {e: s / max(counts.get(e, 1), 1) for e, s in r.ent_seeds.items()}  # node specificity
+    counts = ctx.store.entity_chunk_counts(r.ent_seeds) if r.ent_seeds else {}
+    cap = cfg.entity_seed_max_passages
+    spec = {e: s / max(counts.get(e, 1), 1) for e, s in r.ent_seeds.items()  # node specificity
+            if not cap or counts.get(e, 0) <= cap}  # hubs are no seeds (the walk still meets them, damped)
+    if spec:
         total = sum(spec.values())
         top = max(spec.values())
         for e, v in spec.items():
@@ -310,9 +313,15 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
     store = ctx.store
     dsim = r.chunk_index.similarity(r.qvec, chunk_cands) if r.chunk_index is not None else {}
     dsim = {c: max(s, 0.0) for c, s in dsim.items()}
-    blex = _candidate_bm25(ctx, r, chunk_cands) if cfg.use_lexical else {}
+    blex = _candidate_bm25(ctx, r, cfg, chunk_cands) if cfg.use_lexical else {}
     gs = {n[1]: v for n, v in r.graph_score.items() if n[0] == "c"}
     ranked = combine(cfg, r.fused, chunk_cands, dsim, blex, gs, {})
+    moves: dict[str, str] = {}
+    if gs:
+        first = [c for c, _, _ in combine(cfg.replace(gamma=0.0), r.fused, chunk_cands, dsim, blex, {}, {})
+                 if c in r.fused]
+        ranked = gate(ranked, first, protected(cfg, r, first))
+        moves = graph_moves([c for c, _, _ in ranked], first)
     chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
     hits = []
     for cid, score, parts in ranked[:want]:
@@ -321,17 +330,64 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
         hits.append(Hit("chunk", cid, score, parts, ("c", cid) in r.seeds, title, ch.text, doc_id, cid, version,
                         [{"doc_id": doc_id, "version": version, "chunk_id": cid, "start": ch.start,
                           "end": ch.end, "text": ch.text, "title": title}],
-                        _path(("c", cid), r)))
+                        _path(("c", cid), r), moves.get(cid, "kept")))
     return hits
 
 
-def _candidate_bm25(ctx: Context, r: Round, chunk_cands: list[str]) -> dict[str, float]:
+def protected(cfg: PassageConfig, r: Round, first: Sequence[str]) -> set[str]:
+    """The first-stage hits the graph may not push down: those in both the lexical and the dense
+    top ``protect_agreed`` (two channels agree), and the first stage's top ``protect_top``."""
+    keep = set(first[: cfg.protect_top])
+    if cfg.protect_agreed and r.lex and r.dense:
+        top_lex = sorted(r.lex, key=lambda c: (-r.lex[c], c))[: cfg.protect_agreed]
+        top_dense = sorted(r.dense, key=lambda c: (-r.dense[c], c))[: cfg.protect_agreed]
+        keep |= set(top_lex) & set(top_dense)
+    return keep
+
+
+def gate(ranked: list[tuple[str, float, dict[str, float]]], first: Sequence[str], keep: set[str]
+         ) -> list[tuple[str, float, dict[str, float]]]:
+    """``ranked`` (with the graph) re-ordered so that every passage in ``keep`` is at least at its
+    place in ``first`` (the order without the graph); the rest keep their order. Scores are lowered
+    just enough to stay in the new order (a later sort by score gives the same list)."""
+    place = {c: i for i, c in enumerate(first) if c in keep}
+    if not place:
+        return ranked
+    by_id = {c: (c, sc, parts) for c, sc, parts in ranked}
+    due = sorted(place, key=lambda c: place[c])  # protected ones, by the place they must reach
+    rest = iter([t for t in ranked if t[0] not in place])
+    out: list[tuple[str, float, dict[str, float]]] = []
+    nxt = next(rest, None)
+    while nxt is not None or due:
+        if due and (place[due[0]] <= len(out) or nxt is None or by_id[due[0]][1] >= nxt[1]):
+            out.append(by_id[due.pop(0)])
+        else:
+            assert nxt is not None
+            out.append(nxt)
+            nxt = next(rest, None)
+    fixed: list[tuple[str, float, dict[str, float]]] = []
+    for c, sc, parts in out:
+        if fixed and sc >= fixed[-1][1]:
+            sc = fixed[-1][1] - 1e-9 * max(abs(fixed[-1][1]), 1e-9)
+        fixed.append((c, sc, parts))
+    return fixed
+
+
+def graph_moves(final: Sequence[str], first: Sequence[str]) -> dict[str, str]:
+    """Per passage, what the graph did to its place: "added" (not a first-stage candidate),
+    "up", "down" or "kept" (the same place as without the graph)."""
+    at = {c: i for i, c in enumerate(first)}
+    return {c: "added" if c not in at else "up" if i < at[c] else "down" if i > at[c] else "kept"
+            for i, c in enumerate(final)}
+
+
+def _candidate_bm25(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[str]) -> dict[str, float]:
     """BM25 of the candidates: the seeding's scores (the same expression over the same rows,
     so the same numbers) and one restricted match for the candidates it did not score."""
     blex = {c: r.lex[c] for c in chunk_cands if c in r.lex}
     rest = [c for c in chunk_cands if c not in r.lex]
     if rest:
-        blex.update(ctx.store.chunk_bm25(r.query, rest))
+        blex.update(ctx.store.chunk_bm25(r.query, rest, title_weight=cfg.title_weight))
     return blex
 
 

@@ -28,7 +28,15 @@ from typing import Any
 
 from ..context import Context
 from ..errors import InvalidInput
-from .config import PassageConfig, SearchConfig, auto_preset, configured_preset, is_contextual, resolve_config
+from .config import (
+    PassageConfig,
+    SearchConfig,
+    auto_preset,
+    configured_preset,
+    embedder_class,
+    is_contextual,
+    resolve_config,
+)
 from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
@@ -43,8 +51,10 @@ def auto_preset_for(ctx: Any) -> str:
     (counted only for a contextual embedder: a static model's answer needs no vectors loaded).
     ``ctx`` is a :class:`Context` (a knowledge base works too: both carry ``embeddings``)."""
     emb = ctx.embeddings
-    if emb.model_id is None or not is_contextual(emb.spec):
+    if emb.model_id is None:
         return "default"
+    if not is_contextual(emb.spec):
+        return auto_preset(emb.spec)
     sizes = []
     for kind in ("relation", "chunk"):
         index = emb.vector_index(kind)
@@ -84,7 +94,8 @@ def _resolve(ctx: Context, strategy: str | None, preset: str | None,
     name = preset or configured_preset(ctx.config)
     if name == "auto":
         name = auto_preset_for(ctx)
-    return resolve_config(name, overrides)
+    emb = ctx.embeddings
+    return resolve_config(name, overrides, embedder=embedder_class(emb.spec if emb.model_id else None))
 
 
 def search(
@@ -160,6 +171,8 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     if not first:
         return hits
     text = " ".join(h.text for h in first[: cfg.feedback_passages])
+    if cfg.feedback_words > 0:  # a shorter second query: fewer posting lists to read
+        text = " ".join(text.split()[: cfg.feedback_words])
     second, notes2, _ = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want)
     notes.extend(n for n in notes2 if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
@@ -189,7 +202,7 @@ def _document_hits(hits: list[Hit]) -> list[Hit]:
             docs.setdefault(h.doc_id, []).append(h)
             best.setdefault(h.doc_id, h)
     return [Hit("document", d, h.score, dict(h.parts), h.seed, h.title, h.text, d, h.chunk_id, h.version,
-                [c for x in docs[d][:3] for c in x.citations], h.path) for d, h in best.items()]
+                [c for x in docs[d][:3] for c in x.citations], h.path, h.graph_move) for d, h in best.items()]
 
 
 def _page_hits(ctx: Context, query: str, want: int, graph_score: Mapping[GNode, float],

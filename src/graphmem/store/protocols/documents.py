@@ -8,7 +8,11 @@ from typing import Protocol, runtime_checkable
 from ...models import Chunk, ChunkHit, Document
 from ..rows import ChunkInfo, DocSource, LostEvidence
 
-__all__ = ["DocumentStore"]
+__all__ = ["DocumentStore", "DEFAULT_TITLE_WEIGHT"]
+
+DEFAULT_TITLE_WEIGHT = 4.0
+"""BM25F weight of a chunk's title against its text (1.0 = a title word counts as a text word).
+Measured on MuSiQue and 2Wiki together (docs/benchmarks.md, "Retrieval on unseen data")."""
 
 
 @runtime_checkable
@@ -68,18 +72,29 @@ class DocumentStore(Protocol):
         """``(doc_id, version, title, is_latest)`` per chunk."""
         ...
 
-    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[ChunkHit]:
-        """BM25 over chunk texts, best first, at most ``k``, with a snippet marking matched words in
-        ``[...]``; ``latest_only``: chunks of latest versions only."""
+    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True,
+                      title_weight: float = DEFAULT_TITLE_WEIGHT) -> list[ChunkHit]:
+        """BM25F over two fields of every chunk, its text and its document's title, best first, at
+        most ``k``, with a snippet of the text marking matched words in ``[...]``; ``latest_only``:
+        chunks of latest versions only.
+
+        The rule (every backend the same): ``score = sum over matched query words t of idf(t) *
+        tf'(t) * (k1 + 1) / (tf'(t) + k1 * (1 - b + b * len / avg_len))`` with ``tf' = tf(text) +
+        title_weight * tf(title)``, ``len`` = words of text + title, ``idf(t) = max(ln((N - n(t) +
+        0.5) / (n(t) + 0.5)), 1e-6)`` (n: chunks with t in either field), k1 = 1.2, b = 0.75. A chunk
+        matches when any query word is in its text or its title."""
         ...
 
     def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True,
-                    keep_scores: bool = False) -> list[tuple[str, float]]:
+                    keep_scores: bool = False, title_weight: float = DEFAULT_TITLE_WEIGHT
+                    ) -> list[tuple[str, float]]:
         """``(chunk id, score)`` of :meth:`search_chunks`' hits, in its order, without snippets;
         ``keep_scores``: :meth:`chunk_bm25` of the same text follows (a hint, never a change of
         the answer)."""
         ...
 
-    def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
-        """BM25 of ``text`` for the given chunks (chunks matching no word, and missing ids, absent)."""
+    def chunk_bm25(self, text: str, chunk_ids: Sequence[str],
+                   title_weight: float = DEFAULT_TITLE_WEIGHT) -> dict[str, float]:
+        """:meth:`search_chunks`' score of ``text`` for the given chunks (chunks matching no word,
+        and missing ids, absent)."""
         ...

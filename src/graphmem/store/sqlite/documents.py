@@ -7,7 +7,9 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from ...errors import InvalidInput
 from ...models import Chunk, ChunkHit, Document
+from ..protocols.documents import DEFAULT_TITLE_WEIGHT
 from ..rows import ChunkInfo, DocSource, LostEvidence
 from .fts import pruned_fts_query
 from .sqlbase import SqlHelpers, batches, marks
@@ -21,11 +23,23 @@ _MAX_OLD_CHUNKS = 2000
 _ALL_MATCHES_MAX = 5000
 
 
+def _weight(title_weight: float) -> float:
+    """The title weight, checked, as written into bm25()'s column weights (a validated float, so
+    formatting it into the SQL is safe). Refuses what is not a finite number >= 0."""
+    try:
+        w = float(title_weight)
+    except (TypeError, ValueError):
+        w = -1.0
+    if not (0.0 <= w < float("inf")):
+        raise InvalidInput(f"title_weight: expected a number >= 0, got {title_weight!r}")
+    return w
+
+
 class DocumentSqlMixin(SqlHelpers):
     """Document versions, their chunks and BM25 over chunks."""
 
     _fts_memo: tuple[tuple[str, int] | None, str | None]
-    _scores_memo: tuple[tuple[str, int, int] | None, dict[int, float] | None] = (None, None)
+    _scores_memo: tuple[tuple[str, float, int, int] | None, dict[int, float] | None] = (None, None)
     _just_inserted: tuple[dict[str, tuple[int, str]], dict[tuple[str, int], str]] = ({}, {})
 
     # -- documents -------------------------------------------------------------------------------
@@ -91,8 +105,9 @@ class DocumentSqlMixin(SqlHelpers):
             ),
         )
         c.executemany(
-            'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text) VALUES (?, ?, ?, ?, ?, ?, ?)',
-            [(ch.chunk_id, ch.doc_id, ch.version, ch.ordinal, ch.start, ch.end, ch.text) for ch in chunks],
+            'INSERT INTO chunks (chunk_id, doc_id, version, ordinal, start, "end", text, title)'
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(ch.chunk_id, ch.doc_id, ch.version, ch.ordinal, ch.start, ch.end, ch.text, doc.title) for ch in chunks],
         )
         # What the document's evidence will be compared with (EvidenceSqlMixin.insert_provenance), without a read.
         self._just_inserted = ({ch.chunk_id: (ch.start, ch.text) for ch in chunks},
@@ -167,13 +182,16 @@ class DocumentSqlMixin(SqlHelpers):
 
     # -- full text -------------------------------------------------------------------------------
 
-    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True) -> list[ChunkHit]:
-        """BM25-ranked chunks matching any word of ``text``, with a snippet."""
+    def search_chunks(self, text: str, k: int = 10, latest_only: bool = True,
+                      title_weight: float = DEFAULT_TITLE_WEIGHT) -> list[ChunkHit]:
+        """BM25F-ranked chunks (text, and title weighted ``title_weight``) matching any word of
+        ``text``, with a snippet of the text."""
         expr = self.chunk_fts_expr(text)
         if expr is None or k <= 0:
             return []
+        w = _weight(title_weight)
         sql = (
-            "SELECT c.*, d.title AS title, -bm25(chunks_fts) AS score,"
+            f"SELECT c.*, d.title AS title, -bm25(chunks_fts, 1.0, {w}) AS score,"
             " snippet(chunks_fts, 0, '[', ']', '…', 16) AS snip"
             " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
             " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
@@ -181,11 +199,12 @@ class DocumentSqlMixin(SqlHelpers):
         )
         if latest_only:
             sql += " AND d.is_latest = 1"
-        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
+        sql += f" ORDER BY bm25(chunks_fts, 1.0, {w}) LIMIT ?"
         return [ChunkHit(self._chunk(r), r["title"], float(r["score"]), r["snip"]) for r in self._rows(sql, (expr, k))]
 
     def rank_chunks(self, text: str, k: int = 10, latest_only: bool = True,
-                    keep_scores: bool = False) -> list[tuple[str, float]]:
+                    keep_scores: bool = False, title_weight: float = DEFAULT_TITLE_WEIGHT
+                    ) -> list[tuple[str, float]]:
         """``(chunk id, BM25)`` of the best ``k`` chunks, in :meth:`search_chunks`' order, without
         snippets or chunk rows: a search's seeding keeps only ids and scores, and a snippet per
         candidate (of a deep pool) cost more than the match itself. ``keep_scores``: the caller
@@ -194,13 +213,15 @@ class DocumentSqlMixin(SqlHelpers):
         expr = self.chunk_fts_expr(text)
         if expr is None or k <= 0:
             return []
+        w = _weight(title_weight)
+        bm25 = f"bm25(chunks_fts, 1.0, {w})"
         old = self._old_chunk_count() if latest_only else 0
         if old > _MAX_OLD_CHUNKS:  # many old versions: filter inside the ranked join
-            sql = ("SELECT c.chunk_id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+            sql = (f"SELECT c.chunk_id, -{bm25} FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
                    " JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
-                   " WHERE chunks_fts MATCH ? AND d.is_latest = 1 ORDER BY bm25(chunks_fts) LIMIT ?")
+                   f" WHERE chunks_fts MATCH ? AND d.is_latest = 1 ORDER BY {bm25} LIMIT ?")
             return [(r[0], float(r[1])) for r in self.conn.execute(sql, (expr, k))]
-        every = self._all_chunk_scores(expr) if keep_scores and not old else None
+        every = self._all_chunk_scores(expr, w) if keep_scores and not old else None
         if every is not None:
             # FTS5's own order: by rank, ties by rowid. nsmallest is sorted(...)[:k], stable.
             scores = every
@@ -209,8 +230,8 @@ class DocumentSqlMixin(SqlHelpers):
             # Ranked and limited on the virtual table alone (a join, or ORDER BY rank, made
             # SQLite or FTS5 sort every match); the top k + (chunks of old versions) holds the
             # top k latest ones, however the old ones rank.
-            rows = self.conn.execute("SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
-                                     " ORDER BY bm25(chunks_fts) LIMIT ?", (expr, k + old)).fetchall()
+            rows = self.conn.execute(f"SELECT rowid, -{bm25} FROM chunks_fts WHERE chunks_fts MATCH ?"
+                                     f" ORDER BY {bm25} LIMIT ?", (expr, k + old)).fetchall()
             scores = {r[0]: float(r[1]) for r in rows}
             top = [r[0] for r in rows]
         latest = (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version AND d.is_latest = 1"
@@ -219,15 +240,15 @@ class DocumentSqlMixin(SqlHelpers):
             f"SELECT c.id, c.chunk_id FROM chunks c{latest} WHERE c.id IN ({marks(len(part))})", part)}
         return [(ids[r], scores[r]) for r in top if r in ids][:k]
 
-    def _all_chunk_scores(self, expr: str) -> dict[int, float] | None:
+    def _all_chunk_scores(self, expr: str, title_weight: float) -> dict[int, float] | None:
         """BM25 (higher is better) of every chunk matching ``expr`` by row id, or None when more
         than _ALL_MATCHES_MAX match. One match serves a whole search: the seeding takes its
         head, the rerank the scores of its candidates (a second match cost as much as the first).
         Kept until the next write or another expression."""
-        key = (expr, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        key = (expr, title_weight, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
         if self._scores_memo[0] != key:
-            rows = self.conn.execute("SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?",
-                                     (expr, _ALL_MATCHES_MAX + 1)).fetchall()
+            rows = self.conn.execute(f"SELECT rowid, -bm25(chunks_fts, 1.0, {title_weight}) FROM chunks_fts"
+                                     " WHERE chunks_fts MATCH ? LIMIT ?", (expr, _ALL_MATCHES_MAX + 1)).fetchall()
             got = None if len(rows) > _ALL_MATCHES_MAX else {r[0]: float(r[1]) for r in rows}
             self._scores_memo = (key, got)
         return self._scores_memo[1]
@@ -243,13 +264,15 @@ class DocumentSqlMixin(SqlHelpers):
                                                     memo=self._prune_memo("chunks_fts", total)))
         return self._fts_memo[1]
 
-    def chunk_bm25(self, text: str, chunk_ids: Sequence[str]) -> dict[str, float]:
-        """BM25 (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
+    def chunk_bm25(self, text: str, chunk_ids: Sequence[str],
+                   title_weight: float = DEFAULT_TITLE_WEIGHT) -> dict[str, float]:
+        """BM25F (higher is better) of ``text`` for the given chunks (absent: no word matches)."""
         fts_expr = self.chunk_fts_expr(text)
         out: dict[str, float] = {}
         if fts_expr is None:
             return out
-        key = (fts_expr, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        w = _weight(title_weight)
+        key = (fts_expr, w, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
         scores = self._scores_memo[1] if self._scores_memo[0] == key else None
         if scores is not None:  # the match of this expression is at hand: no second one
             for part in batches(list(dict.fromkeys(chunk_ids))):
@@ -259,7 +282,8 @@ class DocumentSqlMixin(SqlHelpers):
             return out
         for part in batches(list(chunk_ids)):
             for r in self._rows(
-                "SELECT c.chunk_id, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+                f"SELECT c.chunk_id, -bm25(chunks_fts, 1.0, {w}) FROM chunks_fts"
+                " JOIN chunks c ON c.id = chunks_fts.rowid"
                 f" WHERE chunks_fts MATCH ? AND c.chunk_id IN ({','.join('?' * len(part))})",
                 [fts_expr, *part],
             ):
