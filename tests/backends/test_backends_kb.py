@@ -13,7 +13,6 @@ import graphmem
 from cli_inproc import graphmem_env, run_cli
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
 from graphmem.portability import migrate
-from graphmem.store.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from pg_server import drop_database, fresh_database
 
 NO_MODEL = {"embeddings": {"model": "none"}}
@@ -91,10 +90,6 @@ def test_migrate_sqlite_to_postgres_and_back(tmp_path, pg_url):
             migrate(src.ctx, pg_url)  # a second copy is refused: nothing is mixed
     with graphmem.open(tmp_path / "pg_home", config={"store": {"url": pg_url}, **NO_MODEL}) as pg:
         assert pg.wiki.read_page("topic", "Runbook").content.strip().endswith("when it crashes.")
-        if not any(name.startswith("0013_chunk_titles") for name, _ in SQLITE_MIGRATIONS):
-            # PostgreSQL already indexes chunk titles (issue 15); SQLite gets chunks.title with retr's 0013
-            # migration, which this branch does not have yet: its load refuses the column, naming it.
-            pytest.xfail("chunks.title: the SQLite schema of this branch lacks issue 15's 0013_chunk_titles")
         back = migrate(pg.ctx, str(tmp_path / "back"))
         assert back["ok"] and back["backend"] == "sqlite"
     with graphmem.open(tmp_path / "back", config=NO_MODEL) as again:
