@@ -10,6 +10,8 @@ wall p50, CPU p50 and the ratio:
 - ``2wiki default`` ``kb.search()`` (PPR) vs both primitives above (FTS5 top 10 + numpy top 10);
 - ``cold search``   a fresh ``graphmem search`` process vs a fresh bare process that imports numpy
   and model2vec, loads the same model, reads the chunk vectors and scores them once;
+- ``skills top-8``, ``memory search``, ``cold skills query``, ``cold memory search``: see
+  bench/primitives_kinds.py;
 - ``ingest default`` (offline extractor, static embeddings, wiki pages) per document vs the
   store-only config (offline extractor, no embeddings, no wiki pages) on the same documents.
 
@@ -17,7 +19,7 @@ The 2Wiki knowledge base is built once in ``--kb`` (offline extractor, static mo
 pages) and reused by later runs.
 
     python bench/primitives.py --data ../shared/data [--kb /tmp/2wiki-kb] [--queries 100]
-        [--only search,cold,ingest] [--ingest-docs 300] [--out bench/results/primitives.json]
+        [--only search,cold,kinds,coldkinds,ingest] [--ingest-docs 300] [--out bench/results/primitives.json]
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import numpy as np  # noqa: E402
 
 import graphmem  # noqa: E402
 from common import percentile, static_model_dir  # noqa: E402
+from primitives_kinds import cold_kind_rows, kind_rows  # noqa: E402
 
 
 def queries_for(data: Path, n: int) -> list[str]:
@@ -210,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--cold-runs", type=int, default=5)
     ap.add_argument("--ingest-docs", type=int, default=300)
-    ap.add_argument("--only", default="search,cold,ingest")
+    ap.add_argument("--skills-kb", default=Path(tempfile.gettempdir()) / "graphmem-skills-bench", type=Path)
+    ap.add_argument("--memory-kb", default=Path(tempfile.gettempdir()) / "graphmem-memory-bench", type=Path)
+    ap.add_argument("--memories", type=int, default=10_000)
+    ap.add_argument("--only", default="search,cold,kinds,coldkinds,ingest")
     ap.add_argument("--out", default="bench/results/primitives.json", type=Path)
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
@@ -221,6 +227,10 @@ def main(argv: list[str] | None = None) -> int:
         rows += search_rows(args.data, args.kb, queries)
     if "cold" in only:
         rows += cold_rows(args.data, args.kb, queries, args.cold_runs)
+    if "kinds" in only:
+        rows += kind_rows(args.data, args.skills_kb, args.memory_kb, args.queries, args.memories, _timed, row)
+    if "coldkinds" in only:
+        rows += cold_kind_rows(args.data, args.skills_kb, args.memory_kb, args.cold_runs, _run, row)
     if "ingest" in only:
         rows += ingest_rows(args.data, args.ingest_docs)
     print("\n| path | graphmem p50 ms (cpu) | primitive p50 ms (cpu) | ratio (cpu) | primitive |")

@@ -10,7 +10,6 @@ walks never step onto memories.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
@@ -46,10 +45,16 @@ _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope
             "archived", "uses", "helpful", "unhelpful")
 
 
-def _row(r: sqlite3.Row) -> MemoryRow:
-    out = {k: r[k] for k in _COLUMNS}
-    out["metadata"] = json.loads(out["metadata"])
-    out["archived"] = bool(out["archived"])
+_SELECT_COLUMNS = ", ".join(_COLUMNS)
+_ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
+
+
+def _row(r: Sequence[Any]) -> MemoryRow:
+    """A memory row from a plain tuple of ``_COLUMNS`` (zip, not per-name lookups: the search's
+    candidates go through here)."""
+    out = dict(zip(_COLUMNS, r))
+    out["metadata"] = json.loads(r[_METADATA])
+    out["archived"] = bool(r[_ARCHIVED])
     return cast(MemoryRow, out)
 
 
@@ -96,21 +101,22 @@ class MemorySqlMixin(SqlHelpers):
 
     def get_memories(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         """Memories by id (missing ids are absent)."""
-        return {r["id"]: _row(r) for r in self._rows_in("SELECT * FROM memories WHERE id IN ({ids})", ids)}
+        sql = f"SELECT {_SELECT_COLUMNS} FROM memories WHERE id IN ({{ids}})"
+        return {r[_ID]: _row(r) for r in self._rows_in(sql, ids)}
 
     def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
                       offset: int = 0) -> list[MemoryRow]:
         """Memories matching the scope filters, oldest said first."""
         where, params = _where(filters, include_archived)
-        rows = self._rows(f"SELECT * FROM memories m WHERE {where} ORDER BY said_at, rowid_ LIMIT ? OFFSET ?",
-                          [*params, limit, offset])
+        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} ORDER BY said_at, rowid_"
+                          " LIMIT ? OFFSET ?", [*params, limit, offset])
         return [_row(r) for r in rows]
 
     def memories_after(self, filters: ScopeFilters, after_rowid: int, limit: int) -> list[MemoryRow]:
         """Memories (archived too) with row id > ``after_rowid`` in row order (for backfills)."""
         where, params = _where(filters, True)
-        rows = self._rows(f"SELECT * FROM memories m WHERE {where} AND rowid_ > ? ORDER BY rowid_ LIMIT ?",
-                          [*params, after_rowid, limit])
+        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} AND rowid_ > ?"
+                          " ORDER BY rowid_ LIMIT ?", [*params, after_rowid, limit])
         return [_row(r) for r in rows]
 
     def memory_scope_ids(self, filters: ScopeFilters, include_archived: bool, limit: int) -> list[str] | None:
