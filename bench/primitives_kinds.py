@@ -41,7 +41,7 @@ def _write_model(home: Path, data: Path) -> None:
     rows' CLI read it."""
     cfg = home / "config.toml"
     text = cfg.read_text(encoding="utf-8")
-    text = re.sub(r'(?m)^model = "[^"]*"', f'model = "model2vec:{static_model_dir(data)}"', text, count=1)
+    text = re.sub(r'(?m)^model = "[^"]*"', f'model = "model2vec:{static_model_dir(data).resolve()}"', text, count=1)
     cfg.write_text(text.replace("auto_pages = true", "auto_pages = false"), encoding="utf-8")
 
 
@@ -223,6 +223,8 @@ def cold_kind_rows(data: Path, skills_home: Path, memory_home: Path, runs: int, 
     model = str(static_model_dir(data))
     out = []
     ours, bare = [], []
+    run([*exe, "--home", str(skills_home), "--json", "skills", "query", "warm up"])  # bytecode cache
+    run([*exe, "--home", str(memory_home), "--json", "memory", "search", "warm up", "--user", "user0"])
     for q in skill_queries(data, runs):
         ours.append(run([*exe, "--home", str(skills_home), "--json", "skills", "query", q]))
         bare.append(run([sys.executable, "-c", _BARE, model, str(skills_home / "graph.db"), q,
