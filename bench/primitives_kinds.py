@@ -240,3 +240,47 @@ def cold_kind_rows(data: Path, skills_home: Path, memory_home: Path, runs: int, 
     out.append(row("cold memory search", ours, bare,
                    "fresh process: numpy + model2vec, load model, score the user's memory vectors"))
     return out
+
+
+def dump_rankings(data: Path, skills_home: Path, memory_home: Path, out: Path) -> int:
+    """Every result list of 100 skill requests (top 8 and top 30, four strategies) and 150 memory
+    searches (BFS and PPR, on a copy of the memory knowledge base: searches count uses, which
+    feed later rankings; a fixed clock), one JSON line each, to compare two versions with cmp."""
+    import json
+    import tempfile
+    from datetime import datetime, timezone
+
+    lines = []
+    kb = graphmem.open(skills_home)
+    for strategy in (None, "bfs", "ppr", "none"):
+        for q in skill_queries(data, 100):
+            for k in (8, 30):
+                lines.append(json.dumps([h.to_dict() for h in kb.skills.retrieve(q, k, strategy=strategy)],
+                                        sort_keys=True))
+    lines.append(json.dumps(sorted(kb.skills.index().adjacency.items())))
+    kb.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "kb"
+        shutil.copytree(memory_home, copy)
+        kb = graphmem.open(copy, clock=lambda: datetime(2026, 12, 2, tzinfo=timezone.utc))
+        for strategy in ("bfs", "ppr"):
+            for q, u in memory_queries(150):
+                lines.append(json.dumps(kb.memory.search(q, user_id=u, limit=10, strategy=strategy).to_dict(),
+                                        sort_keys=True, default=str))
+        kb.close()
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {len(lines)} result lists to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Dump skills and memory rankings to compare two versions: "
+                                             "PYTHONPATH=<other src> python bench/primitives_kinds.py OUT, then cmp.")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--data", default=Path("../shared/data"), type=Path)
+    ap.add_argument("--skills-kb", required=True, type=Path)
+    ap.add_argument("--memory-kb", required=True, type=Path)
+    a = ap.parse_args()
+    sys.exit(dump_rankings(a.data, a.skills_kb, a.memory_kb, a.out))
