@@ -10,6 +10,7 @@ walks never step onto memories.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
@@ -22,6 +23,7 @@ from ..rows import (
     MemoryEdgeInput,
     MemoryEdgeRow,
     MemoryNeighbour,
+    MemoryRankInputs,
     MemoryRow,
     MemorySession,
     MemoryStats,
@@ -103,6 +105,12 @@ class MemorySqlMixin(SqlHelpers):
         """Memories by id (missing ids are absent)."""
         sql = f"SELECT {_SELECT_COLUMNS} FROM memories WHERE id IN ({{ids}})"
         return {r[_ID]: _row(r) for r in self._rows_in(sql, ids)}
+
+    def memory_rank_inputs(self, ids: Iterable[str]) -> dict[str, MemoryRankInputs]:
+        """The rerank's columns of each memory (a search scores ~50 candidates and shows ~10: the
+        texts and metadata of the others were read and parsed for nothing)."""
+        sql = "SELECT id, uses, helpful, unhelpful, quality, floor, used_at FROM memories WHERE id IN ({ids})"
+        return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(sql, ids)}
 
     def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
                       offset: int = 0) -> list[MemoryRow]:
@@ -381,8 +389,14 @@ class MemorySqlMixin(SqlHelpers):
 
     def record_memory_use(self, memory_ids: Sequence[str], now: str) -> None:
         """The memories were returned by a search: count it and restart their decay clock."""
-        self.conn.executemany("UPDATE memories SET uses = uses + 1, used_at = ? WHERE id = ?",
-                              [(now, i) for i in memory_ids])
+        # One statement per multiplicity (a search's ids are distinct: one statement), not one per id.
+        by_count: dict[int, list[str]] = {}
+        for mid, n in Counter(memory_ids).items():
+            by_count.setdefault(n, []).append(mid)
+        for n, ids in by_count.items():
+            for part in batches(ids, MAX_VARS - 2):
+                self.conn.execute(f"UPDATE memories SET uses = uses + ?, used_at = ? WHERE id IN"
+                                  f" ({','.join('?' * len(part))})", [n, now, *part])
 
     def add_memory_feedback(self, memory_id: str, query: str, helpful: bool, ts: str) -> None:
         """Record a feedback and count it on the memory."""
