@@ -19,7 +19,7 @@ The 2Wiki knowledge base is built once in ``--kb`` (offline extractor, static mo
 pages) and reused by later runs.
 
     python bench/primitives.py --data ../shared/data [--kb /tmp/2wiki-kb] [--queries 100]
-        [--only search,cold,kinds,coldkinds,ingest] [--ingest-docs 300] [--out bench/results/primitives.json]
+        [--only search,cold,kinds,memkinds,coldkinds,ingest] [--ingest-docs 300] [--out bench/results/primitives.json]
 """
 
 from __future__ import annotations
@@ -241,8 +241,9 @@ def main(argv: list[str] | None = None) -> int:
         rows += search_rows(args.data, args.kb, queries)
     if "cold" in only:
         rows += cold_rows(args.data, args.kb, queries, args.cold_runs)
-    if "kinds" in only:
-        rows += kind_rows(args.data, args.skills_kb, args.memory_kb, args.queries, args.memories, _timed, row)
+    if "kinds" in only or "memkinds" in only:  # memkinds: the memory search row alone
+        rows += kind_rows(args.data, args.skills_kb, args.memory_kb, args.queries, args.memories, _timed, row,
+                          skills="kinds" in only)
     if "coldkinds" in only:
         rows += cold_kind_rows(args.data, args.skills_kb, args.memory_kb, args.cold_runs, _run, row)
     if "ingest" in only:

@@ -158,13 +158,19 @@ class MemoryPrimitive:
 
 
 def kind_rows(data: Path, skills_home: Path, memory_home: Path, n_queries: int, n_memories: int,
-              timed: Any, row: Any) -> list[dict[str, Any]]:
-    """Skills top-8 and memory search, each beside its primitive, interleaved per query."""
+              timed: Any, row: Any, skills: bool = True) -> list[dict[str, Any]]:
+    """Skills top-8 (unless not ``skills``) and memory search, each beside its primitive, interleaved
+    per query."""
+    model = _Model(data)
+    out = _skill_rows(data, skills_home, n_queries, model, timed, row) if skills else []
+    return out + _memory_rows(data, memory_home, n_queries, n_memories, model, timed, row)
+
+
+def _skill_rows(data: Path, skills_home: Path, n_queries: int, model: _Model, timed: Any, row: Any
+                ) -> list[dict[str, Any]]:
     from graphmem.retrieval.config import SKILL_PRESETS
 
     build_skills_kb(data, skills_home)
-    build_memory_kb(data, memory_home, n_memories)
-    model = _Model(data)
     out = []
     cfg = SKILL_PRESETS["default"]
     kb = graphmem.open(skills_home)
@@ -182,6 +188,13 @@ def kind_rows(data: Path, skills_home: Path, memory_home: Path, n_queries: int, 
     kb.close()
     out.append(row("skills top-8", ours, bare, f"FTS5 bm25 top-{cfg.pool_k} + encode + numpy over "
                                                f"{len(prim_s.ids)} skill vectors"))
+    return out
+
+
+def _memory_rows(data: Path, memory_home: Path, n_queries: int, n_memories: int, model: _Model, timed: Any,
+                 row: Any) -> list[dict[str, Any]]:
+    build_memory_kb(data, memory_home, n_memories)
+    out = []
     kb = graphmem.open(memory_home)
     prim_m = MemoryPrimitive(memory_home, model)
     mq = memory_queries(n_queries)

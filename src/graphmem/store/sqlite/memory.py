@@ -51,6 +51,16 @@ _SELECT_COLUMNS = ", ".join(_COLUMNS)
 _ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
 
 
+# Each memory's ``per_node`` strongest edges each way; the outer rows come in no useful order (the
+# caller sorts by direction, weight and rowid).
+_NEIGHBOURS_SQL = (
+    "SELECT j.value, e.target, e.confidence, e.type, e.rowid, 0 FROM json_each(?) j JOIN edges e ON e.rowid IN"
+    " (SELECT rowid FROM edges WHERE source = j.value AND confidence >= ? ORDER BY confidence DESC, rowid LIMIT ?)"
+    " UNION ALL"
+    " SELECT j.value, e.source, e.confidence, e.type, e.rowid, 1 FROM json_each(?) j JOIN edges e ON e.rowid IN"
+    " (SELECT rowid FROM edges WHERE target = j.value AND confidence >= ? ORDER BY confidence DESC, rowid LIMIT ?)")
+
+
 def _row(r: Sequence[Any]) -> MemoryRow:
     """A memory row from a plain tuple of ``_COLUMNS`` (zip, not per-name lookups: the search's
     candidates go through here)."""
@@ -305,17 +315,21 @@ class MemorySqlMixin(SqlHelpers):
     def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32
                           ) -> dict[str, list[MemoryNeighbour]]:
         """Memory-to-memory edges of each memory (either direction), its ``per_node`` strongest
-        each way: ``{id: [(other, weight, type)]}``. Bounded so that a hub (a memory hundreds of
-        later ones are topic-similar to) costs what any memory does (the (node, confidence)
-        indexes of migration 0003 serve each read)."""
-        out: dict[str, list[MemoryNeighbour]] = {}
-        for mid in dict.fromkeys(memory_ids):
-            lst = out.setdefault(mid, [])
-            # confidence is a REAL column: SQLite hands back floats, so rows go straight into the tuple type.
-            lst += self._rows_as(MemoryNeighbour, "SELECT target, confidence, type FROM edges WHERE source = ?"
-                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
-            lst += self._rows_as(MemoryNeighbour, "SELECT source, confidence, type FROM edges WHERE target = ?"
-                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
+        each way: ``{id: [(other, weight, type)]}``, outgoing then incoming, each strongest first
+        (ties: the earlier written first). Bounded so that a hub (a memory hundreds of later ones
+        are topic-similar to) costs what any memory does: the LIMIT is per memory, inside one
+        statement for all of them (a walk level used to be two statements per memory; the
+        (node, confidence) indexes of migration 0003 serve each inner read)."""
+        ids = list(dict.fromkeys(memory_ids))
+        out: dict[str, list[MemoryNeighbour]] = {mid: [] for mid in ids}
+        if not ids:
+            return out
+        listed = json.dumps(ids)
+        rows = self._rows(_NEIGHBOURS_SQL, (listed, min_weight, per_node, listed, min_weight, per_node))
+        # direction, then strongest first, then write order: what the per-memory ORDER BY gave
+        rows.sort(key=lambda r: (r[5], -r[2], r[4]))
+        for mid, other, weight, type_, _, _ in rows:
+            out[mid].append(MemoryNeighbour(other, weight, type_))
         return out
 
     def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
