@@ -26,7 +26,6 @@ class ScopeIds:
         self._ids: list[str] | None = None
         self._set: frozenset[str] | None = None
         self._read = False
-        self.cosines: dict[str, float] | None = None  # of the query with every memory of the scope, once known
 
     def ids(self) -> list[str] | None:
         if not self._read:
@@ -42,15 +41,13 @@ class ScopeIds:
         return self._set
 
 
-def dense_of(ctx: Context, qvec: np.ndarray | None, ids: list[str],
-             scope: ScopeIds | None = None) -> dict[str, float]:
-    """Cosine of the query with each memory that has a vector (from ``scope``'s cosines when the
-    dense seeding computed them for the whole scope: the same numbers, not computed twice)."""
+def dense_of(ctx: Context, qvec: np.ndarray | None, ids: list[str]) -> dict[str, float]:
+    """Cosine of the query with each memory that has a vector.
+
+    Not taken from the dense seeding's product over the whole scope: a product over other rows
+    can round the last float bit differently, and a near-tie would then rank differently."""
     if qvec is None or not ids:
         return {}
-    if scope is not None and scope.cosines is not None:
-        known = scope.cosines
-        return {i: known[i] for i in ids if i in known}
     idx = ctx.embeddings.vector_index("memory")
     return idx.similarity(qvec, ids) if idx is not None else {}
 
@@ -64,12 +61,9 @@ def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any],
     idx = ctx.embeddings.vector_index("memory")
     if idx is None:
         return []
-    scope = scope_ids or ScopeIds(ctx, filters, include_archived)
-    ids = scope.ids()
+    ids = (scope_ids or ScopeIds(ctx, filters, include_archived)).ids()
     if ids is not None:
         sims = idx.similarity(qvec, [i for i in ids if i != exclude])
-        if exclude is None:
-            scope.cosines = sims
         return sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     n = max(200, 20 * k)
     while True:

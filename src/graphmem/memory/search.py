@@ -150,8 +150,7 @@ def rank_memories(ctx: Context, query: str, qvec: np.ndarray | None, filters: Ma
             graph, parent = _bfs(seeds, lookup, int(rc.expansion_depth), cap)
     if not graph:
         return Ranked([], {}, {})
-    return _rerank(ctx, query, qvec, list(graph), seeds, graph if use_graph else {}, lexical_all, parent, limit, rc,
-                   scope)
+    return _rerank(ctx, query, qvec, list(graph), seeds, graph if use_graph else {}, lexical_all, parent, limit, rc)
 
 
 def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
@@ -177,12 +176,12 @@ def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[s
 
 def _rerank(ctx: Context, query: str, qvec: np.ndarray | None, cands: list[str], seeds: Mapping[str, float],
             graph: Mapping[str, float], lexical_all: Sequence[tuple[str, float]], parent: dict[str, Parent],
-            limit: int, rc: MemoryConfig, scope: ScopeIds) -> Ranked:
+            limit: int, rc: MemoryConfig) -> Ranked:
     """``(alpha*dense + beta*lexical + gamma*graph + feedback terms) * relevance``, best first."""
     store = ctx.store
     rows = store.memory_rank_inputs(cands)
     cands = [c for c in cands if c in rows]
-    dense = dense_of(ctx, qvec, cands, scope)  # raw cosine: max-normalising it measured worse on LoCoMo
+    dense = dense_of(ctx, qvec, cands)  # raw cosine: max-normalising it measured worse on LoCoMo
     bm25 = dict(lexical_all)
     if len(lexical_all) >= LEXICAL_DEPTH:  # the pass was cut: score the rest exactly
         bm25.update(store.memory_bm25(query, [c for c in cands if c not in bm25]))
