@@ -92,7 +92,7 @@ def retrieve_skills(ctx: Context, idx: SkillIndex, message: str, top_k: int,
     rankings = [sorted(m, key=lambda i, m=m: -m[i]) for m in (lex, dense) if m]  # type: ignore[misc]
     fused = rrf(rankings, k=cfg.rrf_k) if rankings else {}
     seeds = sorted(fused, key=lambda i: -fused[i])[: cfg.seed_k]
-    for i in exact:
+    for i in sorted(exact):  # a set's order follows insertion order on hash collisions, i.e. the string hash seed
         if i not in seeds:
             seeds.append(i)
     graph, parent = _expand(idx, seeds, fused, cfg)
