@@ -10,6 +10,8 @@ wall p50, CPU p50 and the ratio:
 - ``2wiki default`` ``kb.search()`` (PPR) vs both primitives above (FTS5 top 10 + numpy top 10);
 - ``cold search``   a fresh ``graphmem search`` process vs a fresh bare process that imports numpy
   and model2vec, loads the same model, reads the chunk vectors and scores them once;
+- ``skills top-8``, ``memory search``, ``cold skills query``, ``cold memory search``: see
+  bench/primitives_kinds.py;
 - ``ingest default`` (offline extractor, static embeddings, wiki pages) per document vs the
   store-only config (offline extractor, no embeddings, no wiki pages) on the same documents;
 - ``ingest store-only`` the store-only config's ingest of the documents (extraction included), and
@@ -25,8 +27,8 @@ The 2Wiki knowledge base is built once in ``--kb`` (offline extractor, static mo
 pages) and reused by later runs.
 
     python bench/primitives.py --data ../shared/data [--kb /tmp/2wiki-kb] [--queries 100]
-        [--only search,cold,ingest,raw,disk] [--ingest-docs 300] [--raw-docs 1000] [--raw-runs 3] [--disk-docs 1000]
-        [--out bench/results/primitives.json]
+        [--only search,cold,kinds,memkinds,coldkinds,ingest,raw,disk] [--ingest-docs 300] [--raw-docs 1000]
+        [--raw-runs 3] [--disk-docs 1000] [--out bench/results/primitives.json]
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import numpy as np  # noqa: E402
 
 import graphmem  # noqa: E402
 from common import percentile, static_model_dir  # noqa: E402
+from primitives_kinds import cold_kind_rows, kind_rows  # noqa: E402
 
 
 def queries_for(data: Path, n: int) -> list[str]:
@@ -168,19 +171,33 @@ print([rows[i][0] for i in np.argsort(-s)[:10]])
 """
 
 
+# A fresh process as a user's would start: with its modules' bytecode cached. (This machine sets
+# PYTHONDONTWRITEBYTECODE; graphmem is installed editable, so without a cache every cold
+# command would compile its ~160 modules from source, while numpy and model2vec come with
+# bytecode from pip. The cache goes to a folder of its own, outside the source tree.)
+_CHILD_ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+              "PYTHONPYCACHEPREFIX": str(Path(tempfile.gettempdir()) / "graphmem-bench-pycache")}
+
+
 def _run(cmd: list[str]) -> tuple[float, float]:
     w = time.perf_counter()
     before = os.times()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_CHILD_ENV)
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     return (time.perf_counter() - w) * 1000, cpu * 1000
+
+
+def _warm(exe: list[str], home: Path, q: str) -> None:
+    """One untimed run first: it writes the bytecode cache (and warms the OS file cache)."""
+    _run([*exe, "--home", str(home), "--json", "search", q])
 
 
 def cold_rows(data: Path, home: Path, queries: list[str], runs: int) -> list[dict[str, Any]]:
     """A fresh ``graphmem search`` process vs a fresh bare process, alternating."""
     exe = [sys.executable, "-m", "graphmem"]
     ours, bare = [], []
+    _warm(exe, home, queries[0])
     for q in queries[:runs]:
         ours.append(_run([*exe, "--home", str(home), "--json", "search", q]))
         bare.append(_run([sys.executable, "-c", _BARE, str(static_model_dir(data)), str(home / "graph.db"), q]))
@@ -337,7 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--raw-docs", type=int, default=1000)
     ap.add_argument("--raw-runs", type=int, default=3)
     ap.add_argument("--disk-docs", type=int, default=1000)
-    ap.add_argument("--only", default="search,cold,ingest,raw,disk")
+    ap.add_argument("--skills-kb", default=Path(tempfile.gettempdir()) / "graphmem-skills-bench", type=Path)
+    ap.add_argument("--memory-kb", default=Path(tempfile.gettempdir()) / "graphmem-memory-bench", type=Path)
+    ap.add_argument("--memories", type=int, default=10_000)
+    ap.add_argument("--only", default="search,cold,kinds,coldkinds,ingest,raw,disk")
     ap.add_argument("--out", default="bench/results/primitives.json", type=Path)
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
@@ -349,6 +369,11 @@ def main(argv: list[str] | None = None) -> int:
         rows += search_rows(args.data, args.kb, queries)
     if "cold" in only:
         rows += cold_rows(args.data, args.kb, queries, args.cold_runs)
+    if "kinds" in only or "memkinds" in only:  # memkinds: the memory search row alone
+        rows += kind_rows(args.data, args.skills_kb, args.memory_kb, args.queries, args.memories, _timed, row,
+                          skills="kinds" in only)
+    if "coldkinds" in only:
+        rows += cold_kind_rows(args.data, args.skills_kb, args.memory_kb, args.cold_runs, _run, row)
     if "ingest" in only:
         rows += ingest_rows(args.data, args.ingest_docs)
     if "raw" in only:

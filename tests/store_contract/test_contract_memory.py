@@ -258,6 +258,36 @@ def test_decay_inputs_and_relevance_state(store) -> None:
     assert [r.memory_id for r in store.memory_decay_rows()] == ["m1"]  # archived ones are left out
 
 
+@contract("memory_rank_inputs")
+def test_rank_inputs_are_get_memories_columns(store) -> None:
+    mem(store, "m1", "one")
+    mem(store, "m2", "two", user_id="u2")
+    with store.transaction():
+        store.set_memory_quality("m2", 0.9, 0.2, 0.7, T1, True)
+        store.record_memory_use(["m1", "m1", "m2"], T2)
+        store.add_memory_feedback("m1", "q", True, T2)
+        store.add_memory_feedback("m2", "q", False, T2)
+    got = store.memory_rank_inputs(["m1", "m2", "zzz"])
+    full = store.get_memories(["m1", "m2"])
+    assert set(got) == {"m1", "m2"}
+    for mid, r in got.items():
+        assert r._asdict() == {k: full[mid][k] for k in ("uses", "helpful", "unhelpful", "quality", "floor",
+                                                          "used_at")}
+    assert (got["m1"].uses, got["m1"].helpful, got["m2"].unhelpful, got["m2"].quality) == (2, 1, 1, 0.9)
+    assert store.memory_rank_inputs([]) == {}
+
+
+def test_record_memory_use_of_many_memories_counts_each(store) -> None:
+    ids = [f"m{i}" for i in range(620)]  # more than one IN list of the SQLite backend
+    with store.transaction():
+        for i in ids:
+            store.insert_memory({"id": i, "text": i, "scope_key": "k", "said_at": T0, "created_at": T0})
+        store.record_memory_use(ids + ids[:3], T2)
+    rows = store.get_memories(ids)
+    assert sorted({(r["uses"], r["used_at"]) for r in rows.values()}) == [(1, T2), (2, T2)]
+    assert sorted(i for i, r in rows.items() if r["uses"] == 2) == ["m0", "m1", "m2"]
+
+
 @contract("add_memory_feedback", "memory_feedback")
 def test_feedback(store) -> None:
     mem(store, "m1", "one")

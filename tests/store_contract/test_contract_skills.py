@@ -120,6 +120,29 @@ def test_skill_edges_are_added_reweighted_and_removed(store) -> None:
     assert store.get_edges(["e1"])["e1"].updated_at == T1
 
 
+@contract("skill_edges_touching", "has_skill_edges")
+def test_skill_edges_touching_some_skills_in_write_order(store) -> None:
+    assert store.has_skill_edges() is False
+    for s in "abcd":
+        skill(store, s, s.upper())
+    node(store, "ent", "Entity")
+    with store.transaction():
+        store.insert_edge(Edge("x", "skill:a", "ent", "mentions", 0.9))  # to an entity: not a skill edge
+    assert store.has_skill_edges() is False
+    with store.transaction():
+        store.apply_skill_edges([("e3", "skill:c", "similar", "skill:a", 0.4),
+                                 ("e1", "skill:a", "related", "skill:b", 0.5),
+                                 ("e2", "skill:b", "sibling", "skill:d", 0.6),
+                                 ("e4", "skill:d", "related", "skill:c", 0.7)], [], [], T0)
+    assert store.has_skill_edges() is True
+    everything = store.skill_edges()
+    assert [e.edge_id for e in everything] == ["e3", "e1", "e2", "e4"]  # the order they were written
+    assert store.skill_edges_touching(["skill:a"]) == [everything[0], everything[1]]
+    assert store.skill_edges_touching(["skill:d", "skill:b", "skill:d"]) == everything[1:]
+    assert store.skill_edges_touching([f"skill:{s}" for s in "abcd"]) == everything
+    assert store.skill_edges_touching(["ent", "zzz"]) == [] and store.skill_edges_touching([]) == []
+
+
 @contract("skill_root_list", "add_skill_root")
 def test_skill_roots(store) -> None:
     with store.transaction():

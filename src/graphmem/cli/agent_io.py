@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from ..errors import InvalidInput
-from ..mcp.memory_graph import MemoryGraph
 from ..skills.spec import check_skill_file
 from .app import _emit, _open, handle_errors, json_option
 
@@ -38,6 +37,8 @@ def import_memory_jsonl(ctx: click.Context, file: Path, as_json: bool) -> None:
     """Import the official MCP memory server's memory.jsonl (entity and relation lines); every line is
     checked first, and a bad one imports nothing."""
     kb = _open(ctx, create=True)
+    from ..mcp.memory_graph import MemoryGraph
+
     _emit(MemoryGraph(kb).import_jsonl(file).to_dict(), as_json, _imported)
 
 

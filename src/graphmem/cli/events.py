@@ -7,10 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..feed.sinks import WebhookSink
-from ..portability import FORMATS, export
 from . import render
 from .app import _emit, _open, handle_errors, json_option
+from .portability import EXPORT_FORMATS
 
 __all__ = ["events"]
 
@@ -72,6 +71,8 @@ def webhook_cmd(ctx: click.Context, url: str, secret: str, types: tuple[str, ...
                 backoff: float, dead_letter: Path | None, max_events: int | None, as_json: bool) -> None:
     """Forward every event to URL as a signed JSON POST, recording after each one where it got to, so a
     restart resumes after the last event handled."""
+    from ..feed.sinks import WebhookSink  # urllib, http and ssl only for the command that posts
+
     kb = _open(ctx)
     sink = WebhookSink(url, secret, retries=retries, backoff=backoff,
                        dead_letter=dead_letter or kb.home / "webhook-dead-letter.jsonl")
@@ -108,12 +109,14 @@ def replay_cmd(ctx: click.Context, until: str, as_json: bool) -> None:
 @events.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--until", required=True, metavar="ID|TIME", help="An event id, or an ISO-8601 time.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True)
 @json_option
 @click.pass_context
 @handle_errors
 def export_until_cmd(ctx: click.Context, out: Path, until: str, fmt: str, as_json: bool) -> None:
     """Write the knowledge base as it was at --until to OUT (any `graphmem export` format; no wiki files)."""
+    from ..portability import export
+
     kb = _open(ctx)
     with kb.events.replay(until) as view:
         data = {"until": view.until, **export(view.ctx, fmt, out)}

@@ -8,9 +8,13 @@ from typing import Any
 
 import click
 
-from ..portability import FORMATS, backup, check, export, import_jsonl, restore
 from .agent_io import import_group as memory_import_group
 from .app import _emit, _open, handle_errors, json_option
+
+# graphmem.portability's FORMATS, spelled out: importing that package (its graph formats and the
+# change feed) for every command's option list is most of what a cold CLI process imports
+# beyond what it runs. tests/test_cli_lazy_imports.py checks the two stay equal.
+EXPORT_FORMATS = ("jsonl", "graphml", "cypher", "csv", "memory-jsonl")
 
 __all__ = ["export_cmd", "import_group", "backup_cmd", "restore_cmd", "check_cmd"]
 
@@ -44,6 +48,8 @@ def import_jsonl_cmd(ctx: click.Context, file: Path, as_json: bool) -> None:
     """Load FILE, written by `graphmem export --format jsonl`, into an empty knowledge base (one transaction:
     a bad line imports nothing)."""
     kb = _open(ctx, create=True)
+    from ..portability import import_jsonl
+
     _emit(import_jsonl(kb.ctx, file), as_json,
           lambda d: f"imported {sum(d['rows'].values())} rows and {d['files']} wiki files from {d['file']}")
 
@@ -56,7 +62,7 @@ def _scope(user: str | None, agent: str | None, run: str | None, tenant: str | N
 
 @click.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True,
               help="jsonl: lossless (import it back); graphml: networkx/Gephi; cypher: cypher-shell; csv: "
                    "neo4j-admin import (a folder); memory-jsonl: the MCP memory server's file.")
 @click.option("--user", default=None, help="Only this user's memories (graph formats).")
@@ -70,6 +76,8 @@ def export_cmd(ctx: click.Context, out: Path, fmt: str, user: str | None, agent:
                tenant: str | None, as_json: bool) -> None:
     """Write the knowledge base to OUT."""
     kb = _open(ctx)
+    from ..portability import export
+
     _emit(export(kb.ctx, fmt, out, _scope(user, agent, run, tenant)), as_json,
           lambda d: f"exported {d['format']} to {d['out']}: " + ", ".join(f"{v} {k}" for k, v in d["counts"].items()))
 
@@ -82,6 +90,8 @@ def export_cmd(ctx: click.Context, out: Path, fmt: str, user: str | None, agent:
 def backup_cmd(ctx: click.Context, out: Path, as_json: bool) -> None:
     """Copy the knowledge base to the new folder OUT while others may write (graph.db, wiki/, config.toml)."""
     kb = _open(ctx)
+    from ..portability import backup
+
     _emit(backup(kb.ctx, out), as_json,
           lambda d: f"backed up to {d['out']}: graph.db {d['graph_db_bytes']} bytes, {d['wiki_files']} wiki files "
                     f"(up to event {d['last_event_id']})")
@@ -95,6 +105,8 @@ def backup_cmd(ctx: click.Context, out: Path, as_json: bool) -> None:
 @handle_errors
 def restore_cmd(ctx: click.Context, backup_dir: Path, force: bool, as_json: bool) -> None:
     """Restore the knowledge base (--home) from BACKUP, a folder `graphmem backup` wrote."""
+    from ..portability import restore
+
     _emit(restore(backup_dir, ctx.obj["home"], force), as_json,
           lambda d: f"restored {d['home']} ({d['wiki_files']} wiki files)"
                     + (f"; the old one is at {d['moved_aside']}" if d["moved_aside"] else ""))
@@ -117,6 +129,8 @@ def _render_check(d: dict[str, Any]) -> str:
 def check_cmd(ctx: click.Context, repair: bool, as_json: bool) -> None:
     """Check the knowledge base's consistency (exit status 1 when a problem is found and not repaired)."""
     kb = _open(ctx)
+    from ..portability import check
+
     data = check(kb.ctx, repair)
     _emit(data, as_json, _render_check)
     if not data["ok"] and not repair:

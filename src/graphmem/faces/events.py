@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..feed.follow import DeliveryFailure, Subscription, Subscriptions, check_scope, follow
-from ..feed.types import graphmem_types
 from ..models import Event
 from ..store import open_store
 from ..store.protocols import EventStore
@@ -23,6 +21,7 @@ from ..validate import checked_inputs
 from ..wiki.markdown import dump_front_matter
 
 if TYPE_CHECKING:
+    from ..feed.follow import DeliveryFailure, Subscription, Subscriptions
     from .host import FaceHost
 
 __all__ = ["Events", "ReplayView"]
@@ -93,6 +92,8 @@ class Events:
 
     def _subs(self) -> Subscriptions:
         if self._subscriptions is None:
+            from ..feed.follow import Subscriptions
+
             self._subscriptions = Subscriptions(self._open_reader, self._kb.store.last_event_id)
         return self._subscriptions
 
@@ -126,6 +127,8 @@ class Events:
         """Events after ``after_id``, the backlog then every new commit, until ``stop`` is set."""
         if not isinstance(after_id, int) or after_id < 0:
             raise InvalidInput(f"after_id: expected a non-negative event id, got {after_id!r}")
+        from ..feed.follow import check_scope, follow  # the feed (and its webhook sinks' urllib) on first use
+
         return follow(self._open_reader, after_id, [types] if isinstance(types, str) else types,
                       check_scope(scope), poll, stop)
 
@@ -147,6 +150,8 @@ class Events:
         start = stored if stored is not None else from_event_id
         stop = stop or threading.Event()
         sent = 0
+        from ..feed.types import graphmem_types
+
         for event in self.follow(start, graphmem_types(types) if types else None, None, poll, stop):
             sink(event)
             with store.transaction():

@@ -10,15 +10,42 @@ import numpy as np
 
 from ..context import Context
 
-__all__ = ["dense_top", "dense_top_stored", "dense_of", "EXACT_SCOPE_LIMIT"]
+__all__ = ["ScopeIds", "dense_top", "dense_top_stored", "dense_of", "EXACT_SCOPE_LIMIT"]
 
 # Up to this many memories in a scope, similarities are computed for exactly the scope's
 # memories; above it, the global index is searched and the hits filtered (widening until enough).
 EXACT_SCOPE_LIMIT = 20_000
 
 
+class ScopeIds:
+    """The ids of a scope's memories (None above EXACT_SCOPE_LIMIT), read once when first asked:
+    a search's dense seeding and its walk's scope checks share one read."""
+
+    def __init__(self, ctx: Context, filters: Mapping[str, Any], include_archived: bool) -> None:
+        self._args = (ctx, filters, include_archived)
+        self._ids: list[str] | None = None
+        self._set: frozenset[str] | None = None
+        self._read = False
+
+    def ids(self) -> list[str] | None:
+        if not self._read:
+            ctx, filters, include_archived = self._args
+            self._ids = ctx.store.memory_scope_ids(filters, include_archived, EXACT_SCOPE_LIMIT)
+            self._read = True
+        return self._ids
+
+    def as_set(self) -> frozenset[str] | None:
+        """The ids as a set (None above EXACT_SCOPE_LIMIT: ask the store about each memory then)."""
+        if self._set is None and (ids := self.ids()) is not None:
+            self._set = frozenset(ids)
+        return self._set
+
+
 def dense_of(ctx: Context, qvec: np.ndarray | None, ids: list[str]) -> dict[str, float]:
-    """Cosine of the query with each memory that has a vector."""
+    """Cosine of the query with each memory that has a vector.
+
+    Not taken from the dense seeding's product over the whole scope: a product over other rows
+    can round the last float bit differently, and a near-tie would then rank differently."""
     if qvec is None or not ids:
         return {}
     idx = ctx.embeddings.vector_index("memory")
@@ -26,14 +53,15 @@ def dense_of(ctx: Context, qvec: np.ndarray | None, ids: list[str]) -> dict[str,
 
 
 def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
-              k: int, exclude: str | None = None) -> list[tuple[str, float]]:
-    """The ``k`` memories of a scope most similar to ``qvec``, best first."""
+              k: int, exclude: str | None = None, scope_ids: ScopeIds | None = None) -> list[tuple[str, float]]:
+    """The ``k`` memories of a scope most similar to ``qvec``, best first (``scope_ids``: the
+    scope's ids when the caller has read them already)."""
     if qvec is None or k <= 0:
         return []
     idx = ctx.embeddings.vector_index("memory")
     if idx is None:
         return []
-    ids = ctx.store.memory_scope_ids(filters, include_archived, EXACT_SCOPE_LIMIT)
+    ids = (scope_ids or ScopeIds(ctx, filters, include_archived)).ids()
     if ids is not None:
         sims = idx.similarity(qvec, [i for i in ids if i != exclude])
         return sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))[:k]

@@ -23,7 +23,7 @@ from ..retrieval.ppr import personalized_pagerank
 from ..retrieval.seeds import find_seed_entities
 from ..text import query_words
 from .decay import relevance_now
-from .dense import dense_of, dense_top
+from .dense import ScopeIds, dense_of, dense_top
 from .scope import parse_iso
 
 __all__ = ["Ranked", "rank_memories", "STRATEGIES"]
@@ -47,19 +47,21 @@ class Ranked:
     score: dict[str, float]
     parts: dict[str, dict[str, Any]]
     parent: dict[str, Parent] = field(default_factory=dict)  # node -> (from, type, weight)
-    rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the full rows of ``ids``
 
 
 def _scoped_neighbours(ctx: Context, filters: Mapping[str, Any], include_archived: bool, floor: float,
-                       allowed: dict[str, bool]) -> Lookup:
-    """Neighbour lookup over memory edges, restricted to memories passing the scope filter."""
+                       allowed: dict[str, bool], scope: ScopeIds) -> Lookup:
+    """Neighbour lookup over memory edges, restricted to memories passing the scope filter (the
+    scope's ids read once, or the store asked about the memories reached when the scope is big)."""
     store = ctx.store
 
     def lookup(nodes: list[str]) -> dict[str, list[tuple[str, float, str]]]:
         raw = store.memory_neighbours(nodes, floor)
         unknown = {o for lst in raw.values() for o, _, _ in lst if o not in allowed}
         if unknown:
-            inside = store.memories_in_scope(unknown, filters, include_archived)
+            known = scope.as_set()
+            inside = known if known is not None else store.memories_in_scope(unknown, filters, include_archived)
             for o in unknown:
                 allowed[o] = o in inside
         out: dict[str, list[tuple[str, float, str]]] = {}
@@ -134,12 +136,13 @@ def rank_memories(ctx: Context, query: str, qvec: np.ndarray | None, filters: Ma
                   cfg: MemoryConfig | None = None) -> Ranked:
     """Seeds -> expand -> rerank within the scope ``filters`` (``cfg``: the knowledge base's)."""
     rc = cfg or search_config(ctx.config).memories
-    seeds, lexical_all = _seeds(ctx, query, qvec, filters, include_archived, rc)
+    scope = ScopeIds(ctx, filters, include_archived)
+    seeds, lexical_all = _seeds(ctx, query, qvec, filters, include_archived, rc, scope)
     graph: dict[str, float] = dict(seeds)
     parent: dict[str, Parent] = {}
     if use_graph and seeds and rc.expansion_depth > 0:
         allowed = {s: True for s in seeds}
-        lookup = _scoped_neighbours(ctx, filters, include_archived, rc.edge_weight_floor, allowed)
+        lookup = _scoped_neighbours(ctx, filters, include_archived, rc.edge_weight_floor, allowed, scope)
         cap = int(rc.max_candidates)
         if strategy == "ppr":
             graph, parent = _ppr(seeds, lookup, rc.ppr_damping, cap)
@@ -151,7 +154,7 @@ def rank_memories(ctx: Context, query: str, qvec: np.ndarray | None, filters: Ma
 
 
 def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
-           rc: MemoryConfig) -> tuple[dict[str, float], Sequence[tuple[str, float]]]:
+           rc: MemoryConfig, scope: ScopeIds) -> tuple[dict[str, float], Sequence[tuple[str, float]]]:
     """Seed strengths (BM25 and dense fused by rank, plus memories naming the query's entities)
     and the full-text matches of the scope."""
     store = ctx.store
@@ -160,7 +163,7 @@ def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[s
     # matches are few, and a second MATCH restricted to the candidates costs more than this one.
     lexical_all = store.search_memories_fts(query, filters, include_archived, max(k, LEXICAL_DEPTH))
     lexical_seeds = lexical_all[:k]
-    dense_seeds = dense_top(ctx, qvec, filters, include_archived, k)
+    dense_seeds = dense_top(ctx, qvec, filters, include_archived, k, scope_ids=scope)
     # Seed strength: reciprocal-rank fusion of the two lists, best seed 1. (On LoCoMo this beat
     # strength 1 for every seed and a weighted sum of normalised scores; docs/benchmarks.md.)
     seeds = seed_strengths([[i for i, _ in lexical_seeds], [i for i, _ in dense_seeds]])
@@ -176,7 +179,7 @@ def _rerank(ctx: Context, query: str, qvec: np.ndarray | None, cands: list[str],
             limit: int, rc: MemoryConfig) -> Ranked:
     """``(alpha*dense + beta*lexical + gamma*graph + feedback terms) * relevance``, best first."""
     store = ctx.store
-    rows = store.get_memories(cands)
+    rows = store.memory_rank_inputs(cands)
     cands = [c for c in cands if c in rows]
     dense = dense_of(ctx, qvec, cands)  # raw cosine: max-normalising it measured worse on LoCoMo
     bm25 = dict(lexical_all)
@@ -184,7 +187,7 @@ def _rerank(ctx: Context, query: str, qvec: np.ndarray | None, cands: list[str],
         bm25.update(store.memory_bm25(query, [c for c in cands if c not in bm25]))
     lexical = max_normalise({c: bm25[c] for c in cands if c in bm25})
     fb = store.memory_feedback(cands) if rc.delta_personal else {}
-    max_uses = max((rows[c]["uses"] for c in cands), default=0)
+    max_uses = max((rows[c].uses for c in cands), default=0)
     now = parse_iso(ctx.now())
     weights = (("dense", rc.alpha_dense), ("lexical", rc.beta_bm25), ("graph", rc.gamma_graph),
                ("personal", rc.delta_personal), ("frequency", rc.epsilon_frequency), ("success", rc.zeta_success))
@@ -195,15 +198,15 @@ def _rerank(ctx: Context, query: str, qvec: np.ndarray | None, cands: list[str],
         d = max(0.0, dense.get(c, 0.0))
         lx = lexical.get(c, 0.0)
         g = graph.get(c, 0.0)
-        freq = math.log1p(r["uses"]) / math.log1p(max_uses) if max_uses else 0.0
-        votes = r["helpful"] + r["unhelpful"]
-        success = (r["helpful"] - r["unhelpful"]) / (votes + 1)
+        freq = math.log1p(r.uses) / math.log1p(max_uses) if max_uses else 0.0
+        votes = r.helpful + r.unhelpful
+        success = (r.helpful - r.unhelpful) / (votes + 1)
         personal = _personal(query, fb.get(c, []))
-        rel = relevance_now(r["quality"], r["floor"], r["used_at"], now, rc.half_life_days)
+        rel = relevance_now(r.quality, r.floor, r.used_at, now, rc.half_life_days)
         raw = {"dense": d, "lexical": lx, "graph": g, "personal": personal, "frequency": freq, "success": success}
         score[c] = weighted_score(raw, weights) * rel
         parts[c] = {"dense": round(d, 6), "lexical": round(lx, 6), "graph": round(g, 6), "frequency": round(freq, 6),
                     "personal": round(personal, 6), "success": round(success, 6), "relevance": round(rel, 6),
                     "was_seed": c in seeds}
     order = ranked(score)[:limit]
-    return Ranked(order, score, parts, parent, rows)
+    return Ranked(order, score, parts, parent, store.get_memories(order))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,9 @@ from .parse import name_key
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..store.protocols import SkillStore
 
-__all__ = ["SkillIndex", "SkillEntry", "embed_text", "VERSION_KEY", "message_keys", "node_id_for"]
+__all__ = ["SkillIndex", "SkillAdjacency", "SkillEntry", "embed_text", "VERSION_KEY", "message_keys", "node_id_for"]
 
 VERSION_KEY = "skills.version"
 
@@ -80,6 +82,78 @@ class SkillEntry:
                 "tags": self.tags, "triggers": self.triggers, "path": self.path}
 
 
+Neighbour = tuple[int, float, str]  # (other skill's row, edge weight, edge type)
+
+
+class SkillAdjacency(Mapping[int, list[Neighbour]]):
+    """Each skill's edges, read from the store the first time a walk reaches the skill (a cold
+    command walks from a few seeds: reading all of a collection's edges cost more than the rest
+    of the index). The lists are those a full read gives: the edges in the order they were
+    written, a ``related`` edge under its source (related edges are stored both ways), any other
+    under both ends; skills without edges are absent."""
+
+    def __init__(self, store: SkillStore, by_node: Mapping[str, int]) -> None:
+        self._store, self._by_node = store, by_node
+        self._node_of = {i: n for n, i in by_node.items()}
+        self._lists: dict[int, list[Neighbour]] = {}
+        self._complete = False
+        self._any: bool | None = None
+
+    def prefetch(self, rows: Iterable[int]) -> None:
+        """Read the edges of those of ``rows`` not read yet, in one store call."""
+        if self._complete:
+            return
+        node_of = self._node_of
+        want = [r for r in dict.fromkeys(rows) if r not in self._lists and r in node_of]
+        if not want:
+            return
+        wanted = set(want)
+        got: dict[int, list[Neighbour]] = {r: [] for r in want}
+        for src, typ, dst, w, _ in self._store.skill_edges_touching([node_of[r] for r in want]):
+            a, b = self._by_node.get(src), self._by_node.get(dst)
+            if a is None or b is None:
+                continue
+            if a in wanted:
+                got[a].append((b, w, typ))
+            if b in wanted and typ != "related":
+                got[b].append((a, w, typ))
+        self._lists.update(got)
+
+    def _load_all(self) -> None:
+        if self._complete:
+            return
+        lists: dict[int, list[Neighbour]] = defaultdict(list)
+        for src, typ, dst, w, _ in self._store.skill_edges():
+            a, b = self._by_node.get(src), self._by_node.get(dst)
+            if a is None or b is None:
+                continue
+            lists[a].append((b, w, typ))
+            if typ != "related":
+                lists[b].append((a, w, typ))
+        self._lists = {i: lists.get(i, []) for i in self._by_node.values()}
+        self._complete = True
+
+    def __getitem__(self, row: int) -> list[Neighbour]:
+        self.prefetch([row])
+        got = self._lists.get(row)
+        if not got:
+            raise KeyError(row)
+        return got
+
+    def __iter__(self) -> Iterator[int]:
+        self._load_all()
+        return (i for i, lst in self._lists.items() if lst)
+
+    def __len__(self) -> int:
+        self._load_all()
+        return sum(1 for lst in self._lists.values() if lst)
+
+    def __bool__(self) -> bool:
+        if self._any is None:
+            self._any = (any(self._lists.values()) if self._complete else self._store.has_skill_edges())
+        return self._any
+
+
 @dataclass
 class SkillIndex:
     """Skills, their name/trigger keys, vectors and adjacency, loaded at one version."""
@@ -92,7 +166,7 @@ class SkillIndex:
     triggers: dict[str, list[int]]       # trigger key -> skills
     max_key_words: int
     vectors: np.ndarray | None           # (n, dim) float32, unit rows, aligned with entries
-    adjacency: dict[int, list[tuple[int, float, str]]] = field(default_factory=dict)
+    adjacency: Mapping[int, list[tuple[int, float, str]]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, ctx: Context, version: str) -> SkillIndex:
@@ -121,16 +195,8 @@ class SkillIndex:
             got = index.vectors_of([e.node_id for e in entries])
             if got is not None:
                 vectors = got
-        adjacency: dict[int, list[tuple[int, float, str]]] = defaultdict(list)
-        for src, typ, dst, w, _ in store.skill_edges():
-            a, b = by_node.get(src), by_node.get(dst)
-            if a is None or b is None:
-                continue
-            adjacency[a].append((b, w, typ))
-            if typ != "related":  # related edges are stored both ways; the others once per pair
-                adjacency[b].append((a, w, typ))
         return cls(version, entries, by_id, by_node, dict(names), dict(trig), min(longest, 8), vectors,
-                   dict(adjacency))
+                   SkillAdjacency(store, by_node))
 
     def __len__(self) -> int:
         return len(self.entries)

@@ -92,7 +92,7 @@ def retrieve_skills(ctx: Context, idx: SkillIndex, message: str, top_k: int,
     rankings = [sorted(m, key=lambda i, m=m: -m[i]) for m in (lex, dense) if m]  # type: ignore[misc]
     fused = rrf(rankings, k=cfg.rrf_k) if rankings else {}
     seeds = sorted(fused, key=lambda i: -fused[i])[: cfg.seed_k]
-    for i in exact:
+    for i in sorted(exact):  # a set's order follows insertion order on hash collisions, i.e. the string hash seed
         if i not in seeds:
             seeds.append(i)
     graph, parent = _expand(idx, seeds, fused, cfg)
@@ -143,19 +143,24 @@ def _expand(idx: SkillIndex, seeds: list[int], fused: Mapping[int, float], cfg: 
         return {}, {}
     pers = {i: fused.get(i, max(fused.values(), default=1.0)) for i in seeds}
     tw = dict(cfg.edge_types)
+    adjacency = idx.adjacency
+    # A lazily read adjacency (SkillAdjacency) reads each level's skills in one store call.
+    prefetch = getattr(adjacency, "prefetch", lambda rows: None)
     if cfg.strategy == "ppr":
-        res = personalized_pagerank(
-            pers, lambda nodes: {u: [(v, w * tw.get(t, 1.0)) for v, w, t in idx.adjacency.get(u, ())]
-                                 for u in nodes},
-            alpha=cfg.ppr_restart, eps=cfg.ppr_eps, max_nodes=5000)
+        def lookup(nodes: list[int]) -> dict[int, list[tuple[int, float]]]:
+            prefetch(nodes)
+            return {u: [(v, w * tw.get(t, 1.0)) for v, w, t in adjacency.get(u, ())] for u in nodes}
+
+        res = personalized_pagerank(pers, lookup, alpha=cfg.ppr_restart, eps=cfg.ppr_eps, max_nodes=5000)
         seed_set = set(seeds)
         return ({i: s for i, s in res.scores.items() if s > 0},
                 {i: p for i, p in res.parent.items() if i not in seed_set})
     total = sum(pers.values()) or 1.0
 
     def steps(frontier: list[int]) -> Iterator[tuple[int, int, float, None]]:
+        prefetch(frontier)
         for u in frontier:
-            for v, w, t in idx.adjacency.get(u, ()):
+            for v, w, t in adjacency.get(u, ()):
                 yield u, v, w * tw.get(t, 1.0), None
 
     # Seeds' shares as they were before the hop: a seed raised by another seed spreads its own.

@@ -34,6 +34,7 @@ __all__ = [
     "SkillFileRow", "SkillListRow", "SkillRow",
     # memories
     "MemoryRow", "MemoryVersionRow", "MemoryVectorRow", "ScopeState", "MemorySession", "MemoryNeighbour",
+    "MemoryRankInputs",
     "MemoryEdgeRow", "MemoryEdgeDecay", "MemoryDecay", "Feedback", "LLMBudget", "MemoryStats",
 ]
 
@@ -414,6 +415,18 @@ class MemoryNeighbour(NamedTuple):
     other: str
     weight: float
     type: str
+
+
+class MemoryRankInputs(NamedTuple):
+    """What a memory search's rerank reads of each candidate (its use and feedback counters and
+    its decay state), without the text and metadata only the final results need."""
+
+    uses: int
+    helpful: int
+    unhelpful: int
+    quality: float
+    floor: float
+    used_at: str
 
 
 class MemoryEdgeRow(NamedTuple):

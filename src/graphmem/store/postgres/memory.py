@@ -20,6 +20,7 @@ from ..rows import (
     MemoryEdgeInput,
     MemoryEdgeRow,
     MemoryNeighbour,
+    MemoryRankInputs,
     MemoryRow,
     MemorySession,
     MemoryStats,
@@ -91,6 +92,15 @@ class MemoryPgMixin(FtsPgMixin):
         assert r is not None
         self._fts_add("memories", [(int(r[0]), [str(mem["text"])])])
         return int(r[0])
+
+    def memory_rank_inputs(self, ids: Iterable[str]) -> dict[str, MemoryRankInputs]:
+        """The rerank's columns of each memory (missing ids are absent)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        rows = self._rows("SELECT id, uses, helpful, unhelpful, quality, floor, used_at FROM memories"
+                          " WHERE id = ANY(%s)", [wanted])
+        return {r[0]: MemoryRankInputs(*tuple(r)[1:]) for r in rows}
 
     def get_memories(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         """Memories by id (missing ids are absent)."""

@@ -15,6 +15,7 @@ from ..rows import (
     MemoryEdgeInput,
     MemoryEdgeRow,
     MemoryNeighbour,
+    MemoryRankInputs,
     MemoryRow,
     MemorySession,
     MemoryStats,
@@ -47,6 +48,11 @@ class MemoryStore(Protocol):
 
     def get_memories(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         """Memories by id (archived ones too)."""
+        ...
+
+    def memory_rank_inputs(self, ids: Iterable[str]) -> dict[str, MemoryRankInputs]:
+        """The rerank's inputs of each memory by id (missing ids are absent): the same values as
+        :meth:`get_memories` gives for those keys, without reading texts and metadata."""
         ...
 
     def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
@@ -191,7 +197,7 @@ class MemoryStore(Protocol):
         ...
 
     def record_memory_use(self, memory_ids: Sequence[str], now: str) -> None:
-        """Count a use of each memory and restart its decay clock."""
+        """Count a use of each memory (an id given twice counts twice) and restart its decay clock."""
         ...
 
     def add_memory_feedback(self, memory_id: str, query: str, helpful: bool, ts: str) -> None:

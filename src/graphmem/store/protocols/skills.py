@@ -64,7 +64,17 @@ class SkillStore(Protocol):
         ...
 
     def skill_edges(self) -> list[EdgeRow]:
-        """Every skill edge between two skills (``confidence`` is its weight)."""
+        """Every skill edge between two skills (``confidence`` is its weight), in the order the
+        edges were written."""
+        ...
+
+    def skill_edges_touching(self, node_ids: Sequence[str]) -> list[EdgeRow]:
+        """The rows of :meth:`skill_edges` with a source or target among ``node_ids``, in the same
+        order (no ids: ``[]``)."""
+        ...
+
+    def has_skill_edges(self) -> bool:
+        """Whether :meth:`skill_edges` would return anything."""
         ...
 
     def apply_skill_edges(self, add: Sequence[SkillEdgeAdd], remove: Sequence[str],

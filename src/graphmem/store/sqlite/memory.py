@@ -10,7 +10,7 @@ walks never step onto memories.
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
@@ -23,6 +23,7 @@ from ..rows import (
     MemoryEdgeInput,
     MemoryEdgeRow,
     MemoryNeighbour,
+    MemoryRankInputs,
     MemoryRow,
     MemorySession,
     MemoryStats,
@@ -46,10 +47,26 @@ _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope
             "archived", "uses", "helpful", "unhelpful")
 
 
-def _row(r: sqlite3.Row) -> MemoryRow:
-    out = {k: r[k] for k in _COLUMNS}
-    out["metadata"] = json.loads(out["metadata"])
-    out["archived"] = bool(out["archived"])
+_SELECT_COLUMNS = ", ".join(_COLUMNS)
+_ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
+
+
+# Each memory's ``per_node`` strongest edges each way; the outer rows come in no useful order (the
+# caller sorts by direction, weight and rowid).
+_NEIGHBOURS_SQL = (
+    "SELECT j.value, e.target, e.confidence, e.type, e.rowid, 0 FROM json_each(?) j JOIN edges e ON e.rowid IN"
+    " (SELECT rowid FROM edges WHERE source = j.value AND confidence >= ? ORDER BY confidence DESC, rowid LIMIT ?)"
+    " UNION ALL"
+    " SELECT j.value, e.source, e.confidence, e.type, e.rowid, 1 FROM json_each(?) j JOIN edges e ON e.rowid IN"
+    " (SELECT rowid FROM edges WHERE target = j.value AND confidence >= ? ORDER BY confidence DESC, rowid LIMIT ?)")
+
+
+def _row(r: Sequence[Any]) -> MemoryRow:
+    """A memory row from a plain tuple of ``_COLUMNS`` (zip, not per-name lookups: the search's
+    candidates go through here)."""
+    out = dict(zip(_COLUMNS, r))
+    out["metadata"] = json.loads(r[_METADATA])
+    out["archived"] = bool(r[_ARCHIVED])
     return cast(MemoryRow, out)
 
 
@@ -96,21 +113,28 @@ class MemorySqlMixin(SqlHelpers):
 
     def get_memories(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         """Memories by id (missing ids are absent)."""
-        return {r["id"]: _row(r) for r in self._rows_in("SELECT * FROM memories WHERE id IN ({ids})", ids)}
+        sql = f"SELECT {_SELECT_COLUMNS} FROM memories WHERE id IN ({{ids}})"
+        return {r[_ID]: _row(r) for r in self._rows_in(sql, ids)}
+
+    def memory_rank_inputs(self, ids: Iterable[str]) -> dict[str, MemoryRankInputs]:
+        """The rerank's columns of each memory (a search scores ~50 candidates and shows ~10: the
+        texts and metadata of the others were read and parsed for nothing)."""
+        sql = "SELECT id, uses, helpful, unhelpful, quality, floor, used_at FROM memories WHERE id IN ({ids})"
+        return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(sql, ids)}
 
     def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
                       offset: int = 0) -> list[MemoryRow]:
         """Memories matching the scope filters, oldest said first."""
         where, params = _where(filters, include_archived)
-        rows = self._rows(f"SELECT * FROM memories m WHERE {where} ORDER BY said_at, rowid_ LIMIT ? OFFSET ?",
-                          [*params, limit, offset])
+        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} ORDER BY said_at, rowid_"
+                          " LIMIT ? OFFSET ?", [*params, limit, offset])
         return [_row(r) for r in rows]
 
     def memories_after(self, filters: ScopeFilters, after_rowid: int, limit: int) -> list[MemoryRow]:
         """Memories (archived too) with row id > ``after_rowid`` in row order (for backfills)."""
         where, params = _where(filters, True)
-        rows = self._rows(f"SELECT * FROM memories m WHERE {where} AND rowid_ > ? ORDER BY rowid_ LIMIT ?",
-                          [*params, after_rowid, limit])
+        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} AND rowid_ > ?"
+                          " ORDER BY rowid_ LIMIT ?", [*params, after_rowid, limit])
         return [_row(r) for r in rows]
 
     def memory_scope_ids(self, filters: ScopeFilters, include_archived: bool, limit: int) -> list[str] | None:
@@ -291,17 +315,21 @@ class MemorySqlMixin(SqlHelpers):
     def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32
                           ) -> dict[str, list[MemoryNeighbour]]:
         """Memory-to-memory edges of each memory (either direction), its ``per_node`` strongest
-        each way: ``{id: [(other, weight, type)]}``. Bounded so that a hub (a memory hundreds of
-        later ones are topic-similar to) costs what any memory does (the (node, confidence)
-        indexes of migration 0003 serve each read)."""
-        out: dict[str, list[MemoryNeighbour]] = {}
-        for mid in dict.fromkeys(memory_ids):
-            lst = out.setdefault(mid, [])
-            # confidence is a REAL column: SQLite hands back floats, so rows go straight into the tuple type.
-            lst += self._rows_as(MemoryNeighbour, "SELECT target, confidence, type FROM edges WHERE source = ?"
-                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
-            lst += self._rows_as(MemoryNeighbour, "SELECT source, confidence, type FROM edges WHERE target = ?"
-                                 " AND confidence >= ? ORDER BY confidence DESC LIMIT ?", (mid, min_weight, per_node))
+        each way: ``{id: [(other, weight, type)]}``, outgoing then incoming, each strongest first
+        (ties: the earlier written first). Bounded so that a hub (a memory hundreds of later ones
+        are topic-similar to) costs what any memory does: the LIMIT is per memory, inside one
+        statement for all of them (a walk level used to be two statements per memory; the
+        (node, confidence) indexes of migration 0003 serve each inner read)."""
+        ids = list(dict.fromkeys(memory_ids))
+        out: dict[str, list[MemoryNeighbour]] = {mid: [] for mid in ids}
+        if not ids:
+            return out
+        listed = json.dumps(ids)
+        rows = self._rows(_NEIGHBOURS_SQL, (listed, min_weight, per_node, listed, min_weight, per_node))
+        # direction, then strongest first, then write order: what the per-memory ORDER BY gave
+        rows.sort(key=lambda r: (r[5], -r[2], r[4]))
+        for mid, other, weight, type_, _, _ in rows:
+            out[mid].append(MemoryNeighbour(other, weight, type_))
         return out
 
     def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
@@ -375,8 +403,14 @@ class MemorySqlMixin(SqlHelpers):
 
     def record_memory_use(self, memory_ids: Sequence[str], now: str) -> None:
         """The memories were returned by a search: count it and restart their decay clock."""
-        self.conn.executemany("UPDATE memories SET uses = uses + 1, used_at = ? WHERE id = ?",
-                              [(now, i) for i in memory_ids])
+        # One statement per multiplicity (a search's ids are distinct: one statement), not one per id.
+        by_count: dict[int, list[str]] = {}
+        for mid, n in Counter(memory_ids).items():
+            by_count.setdefault(n, []).append(mid)
+        for n, ids in by_count.items():
+            for part in batches(ids, MAX_VARS - 2):
+                self.conn.execute(f"UPDATE memories SET uses = uses + ?, used_at = ? WHERE id IN"
+                                  f" ({','.join('?' * len(part))})", [n, now, *part])
 
     def add_memory_feedback(self, memory_id: str, query: str, helpful: bool, ts: str) -> None:
         """Record a feedback and count it on the memory."""
