@@ -393,8 +393,16 @@ class Memory(ContextGraphMaintenance):
             # Use counts feed ranking, but a search is a read: it never waits for (or fails
             # because of) another process's writer, and a read-only knowledge base skips them.
             now = kb.now()
-            kb.store.try_write(lambda: kb.store.record_memory_use(ranked.ids, now))
+            kb.store.try_write(lambda: self._record_use(ranked.ids, now, filters))
         return out
+
+    def _record_use(self, ids: list[str], now: str, filters: Mapping[str, Any]) -> None:
+        # The use counts change rows, so they get their event like every other write (ContextKit's
+        # node_accessed): the ids returned, in rank order, and the scope searched.
+        self._kb.store.record_memory_use(ids, now)
+        self._kb.store.append_event("memory.accessed", ids[0], now,
+                                    {"ids": ids[:100], "count": len(ids),
+                                     **{k: v for k, v in filters.items() if v is not None}})
 
     def _subgraph(self, ids: list[str], parent: Mapping[str, tuple[str, str, float]]) -> list[MemoryLink]:
         result = set(ids)
