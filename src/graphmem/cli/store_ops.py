@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import click
 
-from ..portability.migrate import migrate, render
 from .app import _emit, _open, handle_errors, json_option
 
 __all__ = ["status_cmd", "migrate_cmd"]
@@ -38,6 +37,10 @@ def migrate_cmd(ctx: click.Context, target: str, queries: int, as_json: bool) ->
     The target must be empty (nothing is mixed). Exit status 1 when the verification finds a difference.
     Afterwards point folders at a database with `graphmem --home DIR init --store URL`."""
     kb = _open(ctx, check_model=False)
+    # Imported here: graphmem.portability pulls in the change feed's sinks (urllib, http) that no other
+    # command needs at start-up (tests/test_cli_lazy_imports.py).
+    from ..portability.migrate import migrate, render
+
     data = migrate(kb.ctx, target, queries)
     _emit(data, as_json, render)
     if not data["ok"]:
