@@ -15,7 +15,7 @@ import graphmem
 from conftest import snapshot
 from graphmem.errors import BackendError, InvalidInput, NotFound
 from graphmem.wiki import files as wiki_files
-from graphmem.wiki.hosts import LEDGER_NAME
+from graphmem.wiki.hosts import LEDGER_LOCK, LEDGER_NAME
 
 SUMMARY_BODY = (
     "# System Crash Analysis Summary\n\n"
@@ -201,8 +201,9 @@ def test_bad_arguments_name_the_field_and_write_nothing(kb, kwargs: dict[str, An
     "title", ["../../etc/passwd", "/etc/passwd", "..", "../..", "C:\\evil", "a/../../b", "~/.ssh/id_rsa"]
 )
 def test_path_like_titles_are_slugged_inside_the_wiki(kb, tmp_path, title: str):
-    # (a folder on a shared store keeps its wiki ledger beside config.toml: bookkeeping, not a page)
-    outside_before = {p for p in tmp_path.rglob("*") if kb.wiki.dir not in p.parents and p.name != LEDGER_NAME}
+    # (a folder on a shared store keeps its wiki ledger and its lock beside config.toml: bookkeeping, not a page)
+    ledger = (LEDGER_NAME, LEDGER_LOCK)
+    outside_before = {p for p in tmp_path.rglob("*") if kb.wiki.dir not in p.parents and p.name not in ledger}
     try:
         r = kb.wiki.write_page("topic", title, "x\n")
     except InvalidInput:
@@ -210,7 +211,7 @@ def test_path_like_titles_are_slugged_inside_the_wiki(kb, tmp_path, title: str):
     path = Path(r["path"]).resolve()
     assert kb.wiki.dir.resolve() in path.parents and path.parent.name == "topic"
     assert re.fullmatch(r"[a-z0-9-]+", r["slug"])
-    outside_after = {p for p in tmp_path.rglob("*") if kb.wiki.dir not in p.parents and p.name != LEDGER_NAME}
+    outside_after = {p for p in tmp_path.rglob("*") if kb.wiki.dir not in p.parents and p.name not in ledger}
     assert outside_after == outside_before
 
 

@@ -371,7 +371,7 @@ class Wiki:
                     self.write_page(page.category, page.title, body, allow_empty=True)
         regen = self.flush(retry_failed=True)
         return SyncReport(res["indexed"], res["removed"], res["unchanged"], res["skipped"], regen["pages"],
-                          regen["failed"])
+                          regen["failed"], res.get("restored", []), res.get("conflicts", []))
 
     def lint_wiki(self, fix: bool = False, create_stubs: bool = False) -> LintReport:
         """Lint the wiki (no sync first). ``fix=True`` repairs what is mechanical — index

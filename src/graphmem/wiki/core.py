@@ -350,7 +350,8 @@ class WikiCore:
 
         ``paths`` (relative to wiki/) limits the check to those files; None checks all (and
         removes temp files of dead processes: at the session's first full sync, or with ``sweep``).
-        Returns ``{"indexed": [...], "removed": [...], "unchanged": n, "skipped": [...]}``.
+        Returns ``{"indexed": [...], "removed": [...], "unchanged": n, "skipped": [...], "restored": [...],
+        "conflicts": [...]}`` (the last two on a shared store only: see hosts.py).
         """
         store = self.ctx.store
         full = paths is None
@@ -368,8 +369,11 @@ class WikiCore:
             rows = store.page_stats(paths or ())
         # Files that agree with a shared store, or that it could not give back, are left alone.
         leave: set[str] = set()
+        restored: list[str] = []
+        conflicts: list[dict[str, str]] = []
         if self.mirror is not None:
-            leave = self.mirror.reconcile(on_disk, rows)
+            done = self.mirror.reconcile(on_disk, rows)
+            leave, restored, conflicts = done.leave, done.restored, done.conflicts
             self.note_own_writes()  # the files it wrote are not someone's edits
         changed = [rel for rel, st in on_disk.items() if rel not in leave and (
                    rel not in rows or (rows[rel][1], rows[rel][2]) != (st.st_size, st.st_mtime_ns))]
@@ -378,7 +382,8 @@ class WikiCore:
         gone = [rel for rel in rows if rel not in on_disk and rel not in linked and rel not in leave
                 and rel.split("/", 1)[0] + "/" not in linked]
         result: dict[str, Any] = {"indexed": [], "removed": [], "unchanged": len(on_disk) - len(changed),
-                                  "skipped": [{"path": rel, "reason": _LINK_REASON} for rel in sorted(linked)]}
+                                  "skipped": [{"path": rel, "reason": _LINK_REASON} for rel in sorted(linked)],
+                                  "restored": restored, "conflicts": conflicts}
         if not changed and not gone:
             return result
 

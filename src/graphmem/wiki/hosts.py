@@ -11,12 +11,18 @@ write, ``graphmem wiki sync``), :meth:`WikiMirror.reconcile` compares the files,
 =========================  =============================  ===========================================
 store row                  file here                      what happens
 =========================  =============================  ===========================================
-present                    missing, never agreed (or      written from the store (a new page from
-                           the row changed since)         another folder, a fresh folder)
-present                    missing, agreed on this hash   deleted here by hand: sync removes the page
+present                    missing (deleted by hand, an   written back from the store (reported as
+                           emptied or unmounted wiki/,    ``restored``): a file missing here never
+                           a fresh folder)                deletes a shared page; ``graphmem wiki
+                                                          delete`` / ``kb.wiki.delete_page`` does
 present, hash differs      as agreed (stat unchanged)     rewritten from the store (edited elsewhere)
-present, hash differs      changed since agreed           edited here: sync indexes the file (the
-                                                          edit made here wins; the other is in events)
+present, hash differs      changed since agreed, row as   edited here: sync indexes the file
+                           agreed
+present, hash differs      changed since agreed AND the   conflict: the store wins in the folder; the
+                           row changed since agreed       text here is saved in
+                                                          ``<home>/.wiki-conflicts/`` and reported
+present, hash differs      no ledger entry (ledger lost,  the same conflict (nothing says which text
+                           a copied folder)               is newer, so the store's is kept)
 present, same hash         any stat                       agreed: nothing to re-index
 missing                    as agreed                      deleted elsewhere: the file is removed
 missing                    new or changed here            added here: sync indexes it
@@ -24,18 +30,24 @@ missing                    new or changed here            added here: sync index
 
 Every decision is made from what the files and the store hold, so a folder that was offline for a week
 catches up at its next sync. Page files are written and removed through :class:`FileTxn` (temp file +
-rename, links never followed), and the index files of the categories touched are rendered again from the
-store. ``log.md`` stays this folder's own log; the shared history is the store's events.
+rename, links never followed; the conflict copies too, under ``<home>/.wiki-conflicts/``), and the index
+files of the categories touched are rendered again from the store. ``log.md`` stays this folder's own log;
+the shared history is the store's events (which hold no page text: a text replaced in a conflict survives
+only in the conflict copy). The ledger's load-merge-save runs under ``flock`` on ``<home>/.wiki-ledger.lock``,
+so two processes of one folder keep each other's entries.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..context import Context
+from ..errors import BackendError
 from ..models import Page
 from ..store.rows import PageStat
 from ..text import content_hash
@@ -43,12 +55,25 @@ from .files import FileTxn, UnsafePath, lstat, read_file
 from .indexfiles import stage_index
 from .slugs import shard_of
 
-__all__ = ["LEDGER_NAME", "WikiMirror"]
+__all__ = ["CONFLICTS_DIR", "LEDGER_LOCK", "LEDGER_NAME", "Reconciled", "WikiMirror"]
 
 LEDGER_NAME = ".wiki-ledger.json"
+LEDGER_LOCK = ".wiki-ledger.lock"
+CONFLICTS_DIR = ".wiki-conflicts"
 
 # path -> [content hash, size, mtime_ns] of the file when it last agreed with the store
 Ledger = dict[str, list[object]]
+
+
+@dataclass
+class Reconciled:
+    """What :meth:`WikiMirror.reconcile` did: the paths sync must leave alone, the page files written back
+    from the store because they were missing here, and the conflicts (``{"path", "saved_to"}``: the text
+    this folder held, kept outside wiki/, the store's text now in the file)."""
+
+    leave: set[str] = field(default_factory=set)
+    restored: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)
 
 
 class WikiMirror:
@@ -58,6 +83,8 @@ class WikiMirror:
         self.ctx = ctx
         self.dir = wiki_dir
         self.path = ctx.home / LEDGER_NAME
+        self.lock_path = ctx.home / LEDGER_LOCK
+        self.conflicts_dir = ctx.home / CONFLICTS_DIR
 
     # -- the ledger -------------------------------------------------------------------------------
 
@@ -78,12 +105,22 @@ class WikiMirror:
             self.ctx.warn(f"{self.path} not updated ({exc.strerror}); the wiki folder re-checks at the next sync")
 
     def _update(self, agreed: Mapping[str, list[object]], forgotten: Iterable[str]) -> None:
-        # Re-read before writing: another process of this folder may have recorded its own writes meanwhile.
-        ledger = self.load()
-        ledger.update(agreed)
-        for rel in forgotten:
-            ledger.pop(rel, None)
-        self._save(ledger)
+        # Re-read before writing, under the folder's ledger lock: another process of this folder may be
+        # recording its own writes at the same moment, and a load-merge-save without the lock drops them.
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            self.ctx.warn(f"{self.path} not updated ({exc.strerror}); the wiki folder re-checks at the next sync")
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            ledger = self.load()
+            ledger.update(agreed)
+            for rel in forgotten:
+                ledger.pop(rel, None)
+            self._save(ledger)
+        finally:
+            os.close(fd)  # releases the lock
 
     def note(self, saved: Iterable[Page], deleted: Iterable[Page]) -> None:
         """Record this folder's own committed page writes and deletes (its files agree with the store)."""
@@ -94,39 +131,62 @@ class WikiMirror:
 
     # -- reconciling ------------------------------------------------------------------------------
 
-    def reconcile(self, on_disk: dict[str, os.stat_result], rows: Mapping[str, PageStat]) -> set[str]:
+    def reconcile(self, on_disk: dict[str, os.stat_result], rows: Mapping[str, PageStat]) -> Reconciled:
         """Bring the files of ``on_disk``/``rows`` (relative paths, as sync scanned them) in step with the
         store as the module docstring says; ``on_disk`` is updated for the files written or removed. Returns
-        the paths sync must leave alone (they agree with the store, or could not be written from it)."""
+        the paths sync must leave alone (they agree with the store, or could not be written from it), the
+        files written back because they were missing, and the conflicts saved outside wiki/."""
         ledger = self.load()
-        leave: set[str] = set()
+        out = Reconciled()
         fetch: list[str] = []
+        missing: list[str] = []
+        conflicts: list[str] = []
         remove: list[str] = []
         agreed: dict[str, list[object]] = {}
         for rel, row in rows.items():
             st = on_disk.get(rel)
             seen = ledger.get(rel)
             if st is None:
-                if seen is None or seen[0] != row.content_hash:
-                    fetch.append(rel)
+                # Missing here never means "delete the shared page": the share may be unmounted, the folder
+                # emptied or copied without its files. A page is deleted with `graphmem wiki delete`.
+                fetch.append(rel)
+                if seen is not None:
+                    missing.append(rel)
                 continue
             here = self._hash_here(rel, st, seen, row)
             if here == row.content_hash:
                 agreed[rel] = [row.content_hash, st.st_size, st.st_mtime_ns]
-                leave.add(rel)
+                out.leave.add(rel)
+            elif here is None:
+                continue  # unreadable here (a link, not UTF-8): sync reports it and leaves the row alone
             elif seen is not None and here == seen[0]:
+                fetch.append(rel)  # unchanged here, edited elsewhere
+            elif seen is not None and seen[0] == row.content_hash:
+                continue  # edited here only: sync indexes it
+            else:
+                # Edited here and elsewhere, or no agreement to tell which text is newer: the store's text
+                # wins in the folder, and this folder's text is saved beside it, not lost.
+                conflicts.append(rel)
                 fetch.append(rel)
         for rel, st in on_disk.items():
             seen = ledger.get(rel)
             if rel not in rows and seen is not None and [seen[1], seen[2]] == [st.st_size, st.st_mtime_ns]:
                 remove.append(rel)
         if fetch or remove:
-            written, failed = self._apply(fetch, remove, rows, on_disk)
+            written, failed, saved = self._apply(fetch, remove, conflicts, rows, on_disk)
             agreed.update(written)
-            leave |= set(written) | failed
+            out.leave |= set(written) | failed
+            out.restored = sorted(rel for rel in missing if rel in written)
+            out.conflicts = [{"path": rel, "saved_to": str(saved[rel])} for rel in conflicts if rel in saved]
         if remove or any(ledger.get(rel) != v for rel, v in agreed.items()):
             self._update(agreed, remove)
-        return leave
+        for rel in out.restored:
+            self.ctx.warn(f"wiki/{rel} was missing here and is written back from the shared store; to delete a "
+                          "page on a shared store use `graphmem wiki delete` (kb.wiki.delete_page)")
+        for c in out.conflicts:
+            self.ctx.warn(f"wiki/{c['path']} differs from the shared store's newer or concurrent text: the "
+                          f"store's text is in the file, the text this folder held is saved in {c['saved_to']}")
+        return out
 
     def _hash_here(self, rel: str, st: os.stat_result, seen: list[object] | None, row: PageStat) -> str | None:
         """The content hash of the file here, read only when neither the ledger nor the row knows it."""
@@ -145,17 +205,46 @@ class WikiMirror:
         except UnicodeDecodeError:
             return None
 
-    def _apply(self, fetch: list[str], remove: list[str], rows: Mapping[str, PageStat],
-               on_disk: dict[str, os.stat_result]) -> tuple[dict[str, list[object]], set[str]]:
-        """Write the pages of ``fetch`` from the store and remove the files of ``remove``; render the touched
-        categories' index files again. Returns the ledger entries of the written files and the paths that
-        could not be written (no text in the store: a row from before the text was kept)."""
+    def _save_conflicts(self, conflicts: list[str]) -> tuple[dict[str, Path], set[str]]:
+        """Copy the files of ``conflicts`` to ``<home>/.wiki-conflicts/<category>/<name>.<hash>.md`` (the hash
+        of the text: a second conflict never overwrites a first). Returns where each went, and the paths
+        that could not be saved (they are then left as they are: never overwritten unsaved)."""
+        ftx = FileTxn(self.conflicts_dir)
+        saved: dict[str, Path] = {}
+        failed: set[str] = set()
+        for rel in conflicts:
+            try:
+                current = read_file(self.dir, self.dir / rel)
+                if current is None:
+                    continue
+                raw = current[0]
+                target = self.conflicts_dir / f"{rel[:-3]}.{content_hash(raw.decode('utf-8', 'replace'))[:12]}.md"
+                ftx.write(target, raw)
+            except (UnsafePath, OSError):
+                failed.add(rel)
+                continue
+            saved[rel] = target
+        try:
+            ftx.commit()
+        except (BackendError, OSError) as exc:
+            self.ctx.warn(f"{self.conflicts_dir} could not be written ({exc}); the files in conflict are left as "
+                          "they are until it can")
+            return {}, set(conflicts)
+        return saved, failed
+
+    def _apply(self, fetch: list[str], remove: list[str], conflicts: list[str], rows: Mapping[str, PageStat],
+               on_disk: dict[str, os.stat_result]) -> tuple[dict[str, list[object]], set[str], dict[str, Path]]:
+        """Save the files of ``conflicts`` outside wiki/, write the pages of ``fetch`` from the store and
+        remove the files of ``remove``; render the touched categories' index files again. Returns the ledger
+        entries of the written files, the paths that could not be written (no text in the store: a row from
+        before the text was kept; a conflict that could not be saved) and where the conflicts were saved."""
         store = self.ctx.store
-        pages = {rows[rel].slug: rel for rel in fetch}
+        saved, unsaved = self._save_conflicts(conflicts) if conflicts else ({}, set())
+        pages = {rows[rel].slug: rel for rel in fetch if rel not in unsaved}
         full = {slug: store.get_page(slug, with_content=True) for slug in pages}
         ftx = FileTxn(self.dir)
         written: dict[str, Page] = {}
-        failed: set[str] = set()
+        failed: set[str] = set(unsaved)
         for slug, rel in pages.items():
             page = full.get(slug)
             if page is None or not page.text or content_hash(page.text) != page.content_hash:
@@ -187,4 +276,4 @@ class WikiMirror:
                 entries[rel] = [page.content_hash, st.st_size, st.st_mtime_ns]
         for rel in remove:
             on_disk.pop(rel, None)
-        return entries, failed
+        return entries, failed, saved

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...models import PageLink
@@ -119,7 +119,11 @@ class PageDeleted(Result):
 @dataclass(frozen=True, eq=False)
 class SyncReport(Result):
     """``kb.wiki.sync``: pages (re)indexed and removed, files left alone (``skipped`` with the reason),
-    generated pages regenerated and those that could not be (``failed``: ``{key, error}``)."""
+    generated pages regenerated and those that could not be (``failed``: ``{key, error}``). On a store
+    shared by several folders (``[store] url``) also the page files written back from the store because
+    they were missing here (``restored``) and the files whose text differed from the store's
+    (``conflicts``: ``{path, saved_to}``, the store's text now in the file, this folder's saved outside
+    wiki/); both keys are in the dict only when not empty, so a single folder's output is as before."""
 
     indexed: list[str]
     removed: list[str]
@@ -127,6 +131,15 @@ class SyncReport(Result):
     skipped: list[dict[str, Any]]
     regenerated: int
     failed: list[dict[str, Any]]
+    restored: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        for key in ("restored", "conflicts"):
+            if not out[key]:
+                del out[key]
+        return out
 
 
 @dataclass(frozen=True, eq=False)
