@@ -11,6 +11,7 @@ import graphmem
 from cli_inproc import graphmem_env, run_cli
 from graphmem.config import load_config
 from graphmem.config_sections import check_store_url, redact_url
+from graphmem.store.postgres.urls import safe_url
 from graphmem.errors import InvalidInput
 
 SECRET = "s3cr3t-pw"
@@ -52,6 +53,29 @@ def test_redact_url_keeps_everything_but_the_password():
     assert redact_url("postgresql://ann@db.example/kb") == "postgresql://ann@db.example/kb"
     assert redact_url(f"postgresql://ann:{SECRET}@[::1]:5432/kb") == "postgresql://ann:***@[::1]:5432/kb"
     assert check_store_url("", "x") == ""
+
+
+@pytest.mark.parametrize("url, shown", [
+    (f"postgresql://db/kb?password={SECRET}", "postgresql://db/kb?password=***"),
+    (f"postgresql://ann@db/kb?user=ann&PASSWORD={SECRET}&sslmode=require",
+     "postgresql://ann@db/kb?user=ann&PASSWORD=***&sslmode=require"),
+    (f"postgresql://ann:pa/{SECRET}@db/kb", "postgresql://ann:***@db/kb"),
+    (f"postgresql://ann:se#{SECRET}@db/kb", "postgresql://ann:***@db/kb"),
+    (f"postgresql://ann:se?{SECRET}@db/kb", "postgresql://ann:***@db/kb"),
+    (f"postgresql://ann:a@{SECRET}@db:5432/kb", "postgresql://ann:***@db:5432/kb"),
+])
+def test_every_spelling_of_a_password_is_masked_by_both_redactions(url, shown):
+    assert redact_url(url) == shown and safe_url(url) == shown
+
+
+@pytest.mark.parametrize("url", [f"postgresql://ann:pa/{SECRET}@db/kb", f"postgresql://ann:se#{SECRET}@db/kb",
+                                 f"postgresql://ann:{SECRET}@db:badport/kb", f"postgresql://ann:{SECRET}@[::1/kb"])
+def test_an_unparsable_url_error_shows_neither_the_password_nor_the_parser_message(url):
+    with pytest.raises(InvalidInput) as err:
+        check_store_url(url, "--to")
+    message = str(err.value)
+    assert message.startswith("--to: 'postgresql://ann:***@") and "PGPASSWORD" in message
+    assert SECRET not in message and "Port could not be cast" not in message
 
 
 def test_status_of_a_sqlite_knowledge_base(tmp_path):
