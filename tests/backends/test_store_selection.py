@@ -11,8 +11,8 @@ import graphmem
 from cli_inproc import graphmem_env, run_cli
 from graphmem.config import load_config
 from graphmem.config_sections import check_store_url, redact_url
-from graphmem.store.postgres.urls import safe_url
 from graphmem.errors import InvalidInput
+from graphmem.store.postgres.urls import safe_url
 
 SECRET = "s3cr3t-pw"
 
