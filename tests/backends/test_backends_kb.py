@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -139,3 +140,33 @@ def test_a_password_parameter_stays_out_of_the_report_and_the_event(tmp_path, pg
     with graphmem.open(tmp_path / "pg_home", config={"store": {"url": pg_url}, **NO_MODEL}) as pg:
         migrated = [e for e in pg.store.list_events() if e.type == "kb.migrated"]
         assert len(migrated) == 1 and "pw-not-shown" not in migrated[0].target
+
+
+def test_a_sub_millisecond_busy_timeout_still_gives_up_on_a_held_lock(tmp_path, pg_url):
+    psycopg = pytest.importorskip("psycopg")
+    from graphmem.store.postgres.txn import WRITE_LOCK
+    kb = graphmem.open(tmp_path / "h", config={"store": {"url": pg_url, "busy_timeout": 0.0004}, **NO_MODEL})
+    holder = psycopg.connect(pg_url)
+    outcome: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            with kb.store.transaction():
+                kb.store.set_meta("probe", "1")
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 — the test reads what the writer got
+            outcome.append(exc)
+
+    try:
+        holder.execute("BEGIN")
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        writer.join(20)  # lock_timeout 0 ("no timeout") would wait until the holder lets go below
+        holder.rollback()
+        writer.join(60)
+        assert len(outcome) == 1 and isinstance(outcome[0], graphmem.StoreBusy), outcome
+        assert kb.store.get_meta("probe") is None
+    finally:
+        holder.close()
+        kb.close()
