@@ -107,10 +107,10 @@ def redact_url(url: str) -> str:
     if sep:
         at = rest.rfind("@")
         colon = rest.find(":", 0, at) if at > 0 else -1
-        if colon >= 0:
+        if 0 <= colon < at - 1:  # an empty password (``postgres:@``, as pgserver prints it) hides nothing
             rest = f"{rest[:colon]}:***{rest[at:]}"
         url = f"{scheme}{sep}{rest}"
-    return _PASSWORD_PARAM.sub(r"\1***", url)
+    return _PASSWORD_PARAM.sub(lambda m: m.group(0) if m.group(0).endswith("=") else f"{m.group(1)}***", url)
 
 
 def has_password(url: str) -> bool:

@@ -95,6 +95,21 @@ def test_init_store_refuses_a_bad_url_and_writes_nothing(tmp_path):
     assert "Traceback" not in p.stderr and not home.exists()
 
 
+@pytest.mark.parametrize("url", [f"postgresql://ann:{SECRET}@127.0.0.1:1/kb",
+                                 f"postgresql://ann@127.0.0.1:1/kb?password={SECRET}"])
+def test_init_store_refuses_a_password_in_the_url_and_writes_nothing(tmp_path, url):
+    home = tmp_path / "kb"
+    p = run_cli(["--home", str(home), "init", "--store", url], env=graphmem_env())
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "--store" in p.stderr and "PGPASSWORD" in p.stderr and "~/.pgpass" in p.stderr
+    assert SECRET not in p.stderr + p.stdout and not home.exists()
+
+
+def test_an_empty_password_is_no_password():
+    url = "postgresql://postgres:@/postgres?host=/tmp/sock&password="
+    assert redact_url(url) == url and safe_url(url) == url
+
+
 def test_init_store_on_a_sqlite_folder_points_at_migrate(tmp_path):
     home = tmp_path / "kb"
     graphmem.open(home).close()
