@@ -170,3 +170,18 @@ def test_a_sub_millisecond_busy_timeout_still_gives_up_on_a_held_lock(tmp_path, 
     finally:
         holder.close()
         kb.close()
+
+
+def test_an_unexpected_failure_quoting_the_url_is_shown_redacted(tmp_path, pg_url, monkeypatch):
+    module = importlib.import_module("graphmem.portability.migrate")
+    secret_url = pg_url + ("&" if "?" in pg_url else "?") + "password=pw-not-shown"
+
+    def broken(*args):
+        raise RuntimeError(f"lost the connection to {secret_url}")
+
+    monkeypatch.setattr(module, "_verify", broken)
+    with graphmem.open(tmp_path / "src", config=NO_MODEL) as src:
+        _fill(src)
+        with pytest.raises(graphmem.BackendError) as err:
+            migrate(src.ctx, secret_url)
+    assert "lost the connection" in str(err.value) and "pw-not-shown" not in str(err.value)

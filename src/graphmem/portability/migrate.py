@@ -305,7 +305,8 @@ def migrate(ctx: Context, target: str, queries: int = 20) -> dict[str, Any]:
             _remove_new_folder(Path(target), created_folder)
         if isinstance(exc, GraphmemError) or not isinstance(exc, Exception):
             raise
-        raise BackendError(f"--to: copying to {name} failed ({type(exc).__name__}: {exc}); "
+        detail = str(exc).replace(target, name)  # a driver's message may quote the url: shown redacted
+        raise BackendError(f"--to: copying to {name} failed ({type(exc).__name__}: {detail}); "
                            + ("the half-made folder was removed" if folder_target else "nothing was copied")
                            ) from None
     finally:
