@@ -7,11 +7,12 @@ values and writes the template from these declarations; nothing else restates a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from .errors import InvalidInput
 
@@ -19,7 +20,7 @@ __all__ = [
     "setting", "ChunkingConfig", "GraphConfig", "OntologyConfig", "StoreConfig", "IngestConfig",
     "EmbeddingsConfig", "SearchSettings", "SkillsConfig", "WikiConfig", "MemoryEdgeLLMConfig",
     "MemoryEdgesConfig", "MemoryRetrievalConfig", "MemoryDecayConfig", "ContextGraphConfig", "MemoryConfig",
-    "LLMConfig", "SECTIONS", "STORE_URL_SCHEMES", "check_store_url", "redact_url",
+    "LLMConfig", "SECTIONS", "STORE_URL_SCHEMES", "check_store_url", "has_password", "redact_url",
 ]
 
 
@@ -92,23 +93,29 @@ class StoreConfig:
 STORE_URL_SCHEMES = ("postgresql", "postgres")
 
 
+_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
 def redact_url(url: str) -> str:
-    """``url`` without its password (``postgresql://ann:***@host/db``), for errors, logs and status."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable url>"
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 address goes back in brackets
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{port}" if port is not None else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    """``url`` without its password (``postgresql://ann:***@host/db``, ``...?password=***``), for errors, logs,
+    status and events: the one function every url shown or stored goes through.
+
+    The password is what lies between the first ``:`` after ``://`` and the *last* ``@``, found by plain string
+    search rather than by parsing, so that a password with an unencoded ``/ # ? @`` (which a URL parser would
+    read as the path, fragment, query or host) is masked whole; a ``password=`` query parameter is masked too."""
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        at = rest.rfind("@")
+        colon = rest.find(":", 0, at) if at > 0 else -1
+        if 0 <= colon < at - 1:  # an empty password (``postgres:@``, as pgserver prints it) hides nothing
+            rest = f"{rest[:colon]}:***{rest[at:]}"
+        url = f"{scheme}{sep}{rest}"
+    return _PASSWORD_PARAM.sub(lambda m: m.group(0) if m.group(0).endswith("=") else f"{m.group(1)}***", url)
+
+
+def has_password(url: str) -> bool:
+    """Whether ``url`` carries a password (in ``user:password@`` or a ``password=`` parameter)."""
+    return redact_url(url) != url
 
 
 def check_store_url(url: str, where: str) -> str:
@@ -125,9 +132,11 @@ def check_store_url(url: str, where: str) -> str:
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 — parsing the port is the check
-    except ValueError as exc:
-        raise InvalidInput(f"{where}: {redact_url(url)!r} is not a valid URL ({exc}); write "
-                           "postgresql://user@host:5432/db") from None
+    except ValueError:
+        # the parser's message is left out: it may quote the password (an unencoded '/' or '#' in it)
+        raise InvalidInput(f"{where}: {redact_url(url)!r} is not a valid URL (a port that is not a number, a "
+                           "bracket left open, or a password with an unencoded / # ? @: percent-encode it or "
+                           "put it in PGPASSWORD or ~/.pgpass); write postgresql://user@host:5432/db") from None
     if not rest.strip("/") or (not parts.hostname and "host=" not in parts.query):
         raise InvalidInput(f"{where}: {redact_url(url)!r} names no server; write postgresql://user@host/db "
                            "(or postgresql:///db?host=/path/to/socket)")

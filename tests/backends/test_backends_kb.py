@@ -3,7 +3,9 @@ database sharing their wiki, and ``migrate`` from SQLite to PostgreSQL and back.
 
 from __future__ import annotations
 
+import importlib
 import json
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -99,3 +101,87 @@ def test_migrate_sqlite_to_postgres_and_back(tmp_path, pg_url):
             {k: v for k, v in want.items() if k not in ("home", "events")}
         assert _wiki(again.home)["topic/runbook.md"] == _wiki(tmp_path / "src")["topic/runbook.md"]
         assert again.wiki.sync().removed == []
+
+
+def test_migrate_rechecks_the_target_under_its_write_lock(tmp_path, pg_url, monkeypatch):
+    module = importlib.import_module("graphmem.portability.migrate")
+    other = graphmem.open(tmp_path / "host_b", config={"store": {"url": pg_url}, **NO_MODEL})
+    first_check = module._is_empty
+    calls: list[bool] = []
+
+    def another_host_writes_between_the_checks(store):
+        empty = first_check(store)
+        if not calls:  # after the early check, before the copy's transaction takes the lock
+            other.wiki.write_page("topic", "Runbook", "Another host's runbook, written while migrate ran.")
+        calls.append(empty)
+        return empty
+
+    monkeypatch.setattr(module, "_is_empty", another_host_writes_between_the_checks)
+    try:
+        with graphmem.open(tmp_path / "src", config=NO_MODEL) as src:
+            _fill(src)
+            with pytest.raises(graphmem.Conflict, match="already holds"):
+                migrate(src.ctx, pg_url)
+        assert calls == [True, False]
+        page = other.store.get_page("runbook", with_content=True)
+        assert page is not None and "Another host's runbook" in page.content
+        assert [e.type for e in other.store.list_events()].count("kb.migrated") == 0
+        assert other.store.list_documents() == []
+    finally:
+        other.close()
+
+
+def test_a_password_parameter_stays_out_of_the_report_and_the_event(tmp_path, pg_url):
+    secret_url = pg_url + ("&" if "?" in pg_url else "?") + "password=pw-not-shown"
+    with graphmem.open(tmp_path / "src", config=NO_MODEL) as src:
+        _fill(src)
+        report = migrate(src.ctx, secret_url)
+    assert report["ok"] and "pw-not-shown" not in json.dumps(report) and "password=***" in report["target"]
+    with graphmem.open(tmp_path / "pg_home", config={"store": {"url": pg_url}, **NO_MODEL}) as pg:
+        migrated = [e for e in pg.store.list_events() if e.type == "kb.migrated"]
+        assert len(migrated) == 1 and "pw-not-shown" not in migrated[0].target
+
+
+def test_a_sub_millisecond_busy_timeout_still_gives_up_on_a_held_lock(tmp_path, pg_url):
+    psycopg = pytest.importorskip("psycopg")
+    from graphmem.store.postgres.txn import WRITE_LOCK
+    kb = graphmem.open(tmp_path / "h", config={"store": {"url": pg_url, "busy_timeout": 0.0004}, **NO_MODEL})
+    holder = psycopg.connect(pg_url)
+    outcome: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            with kb.store.transaction():
+                kb.store.set_meta("probe", "1")
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 — the test reads what the writer got
+            outcome.append(exc)
+
+    try:
+        holder.execute("BEGIN")
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        writer.join(20)  # lock_timeout 0 ("no timeout") would wait until the holder lets go below
+        holder.rollback()
+        writer.join(60)
+        assert len(outcome) == 1 and isinstance(outcome[0], graphmem.StoreBusy), outcome
+        assert kb.store.get_meta("probe") is None
+    finally:
+        holder.close()
+        kb.close()
+
+
+def test_an_unexpected_failure_quoting_the_url_is_shown_redacted(tmp_path, pg_url, monkeypatch):
+    module = importlib.import_module("graphmem.portability.migrate")
+    secret_url = pg_url + ("&" if "?" in pg_url else "?") + "password=pw-not-shown"
+
+    def broken(*args):
+        raise RuntimeError(f"lost the connection to {secret_url}")
+
+    monkeypatch.setattr(module, "_verify", broken)
+    with graphmem.open(tmp_path / "src", config=NO_MODEL) as src:
+        _fill(src)
+        with pytest.raises(graphmem.BackendError) as err:
+            migrate(src.ctx, secret_url)
+    assert "lost the connection" in str(err.value) and "pw-not-shown" not in str(err.value)

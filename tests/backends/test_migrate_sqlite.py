@@ -3,15 +3,18 @@ searches; a non-empty or bad target is refused and nothing is written."""
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import pytest
+import tomllib
 
 import graphmem
 from cli_inproc import graphmem_env, run_cli
 from conftest import QUICKSTART_ENTITIES, QUICKSTART_RELATIONS, QUICKSTART_TEXT, snapshot
-from graphmem.errors import Conflict, InvalidInput
+from graphmem.errors import BackendError, Conflict, GraphmemError, InvalidInput
 from graphmem.portability import migrate
+from graphmem.portability.migrate import render as migrate_render
 
 
 def _fill(kb: graphmem.KnowledgeBase) -> None:
@@ -87,3 +90,98 @@ def test_migrate_command_prints_the_verification(source, tmp_path):
     assert data["ok"] is True and data["counts"]["chunks"]["source"] == data["counts"]["chunks"]["target"] > 0
     p = run_cli(["--home", str(tmp_path / "src"), "migrate", "--to", str(tmp_path / "c1")], env=env)
     assert p.returncode == 1 and "not empty" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_page_path_that_leaves_the_wiki_is_refused_and_nothing_is_written(source, tmp_path):
+    with source.store.transaction():  # a row no writer of graphmem makes: as an edited or restored store could
+        source.store.conn.execute("UPDATE pages SET path = '../../escaped.md' WHERE slug = 'runbook'")
+    with pytest.raises(InvalidInput) as err:
+        migrate(source.ctx, str(tmp_path / "out" / "copy"))
+    assert "'runbook'" in str(err.value) and "leaves the wiki folder" in str(err.value)
+    assert not (tmp_path / "out" / "copy").exists() and not (tmp_path / "escaped.md").exists()
+    assert not (tmp_path / "out" / "escaped.md").exists()
+
+
+def test_a_linked_folder_in_the_new_wiki_is_not_followed(source, tmp_path, monkeypatch):
+    module = importlib.import_module("graphmem.portability.migrate")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = tmp_path / "copy"
+    real_files = module._page_files
+
+    def plant_link(ctx):  # a link appears in the new folder between its creation and the writes
+        (target / "wiki" / "topic").symlink_to(outside, target_is_directory=True)
+        return real_files(ctx)
+
+    monkeypatch.setattr(module, "_page_files", plant_link)
+    with pytest.raises(GraphmemError, match="symbolic link"):
+        migrate(source.ctx, str(target))
+    assert list(outside.iterdir()) == [] and not target.exists()
+
+
+def test_wiki_files_are_copied_as_bytes(source, tmp_path):
+    raw = b"caf\xe9 in latin-1\n"
+    (source.home / "wiki" / "notes.txt").write_bytes(raw)
+    report = migrate(source.ctx, str(tmp_path / "copy"))
+    assert report["ok"] and (tmp_path / "copy" / "wiki" / "notes.txt").read_bytes() == raw
+
+
+def test_a_failed_copy_is_a_graphmem_error_and_removes_the_new_folder(source, tmp_path, monkeypatch):
+    module = importlib.import_module("graphmem.portability.migrate")
+    source.close()
+
+    def broken(*args):
+        raise RuntimeError("verification broke")
+
+    monkeypatch.setattr(module, "_verify", broken)
+    target = tmp_path / "out" / "copy"
+    p = run_cli(["--home", str(tmp_path / "src"), "migrate", "--to", str(target)], env=graphmem_env())
+    assert p.returncode != 0 and "verification broke" in p.stderr and "Traceback" not in p.stderr
+    assert not target.exists() and (tmp_path / "out").is_dir()
+
+
+def test_an_unexpected_failure_is_a_graphmem_error_and_empties_a_folder_it_did_not_create(source, tmp_path,
+                                                                                          monkeypatch):
+    module = importlib.import_module("graphmem.portability.migrate")
+    target = tmp_path / "empty"
+    target.mkdir()
+
+    def broken(ctx, tstore, thome, copied, meta_keys, queries):
+        raise RuntimeError("verification broke")
+
+    monkeypatch.setattr(module, "_verify", broken)
+    with pytest.raises(BackendError, match="verification broke"):
+        migrate(source.ctx, str(target))
+    assert target.is_dir() and list(target.iterdir()) == []
+
+
+@pytest.mark.parametrize("config", [
+    '[store] # shared\nurl = "postgresql://ann@db/kb"\n[chunking]\nsize = 400\n',
+    'store.url = "postgresql://ann@db/kb"\n[chunking]\nsize = 400\n',
+    '[ store ]\n"url" = "postgresql://ann@db/kb"\nbusy_timeout = 7.0\n[chunking]\nsize = 400\n',
+    'store = { url = "postgresql://ann@db/kb" }\n[chunking]\nsize = 400\n',
+    '[store]\nurl = """\npostgresql://ann@db/kb"""\n[chunking]\nsize = 400\n',
+])
+def test_the_copy_config_drops_every_spelling_of_the_store_url_and_keeps_the_rest(tmp_path, config):
+    from graphmem.portability.migrate import _target_config_text
+    (tmp_path / "config.toml").write_text(config, encoding="utf-8")
+    warned: list[str] = []
+    copy = tomllib.loads(_target_config_text(tmp_path, warned) or "")
+    assert "url" not in copy.get("store", {}) and copy["chunking"] == {"size": 400}
+    assert copy.get("store", {}).get("busy_timeout", 7.0) == 7.0 and "store url" in warned[0]
+
+
+def test_a_copy_keeps_the_settings_and_warns_about_graphmem_store(tmp_path, monkeypatch):
+    home = tmp_path / "src"
+    with graphmem.open(home) as kb:
+        kb.ingest_with_content("d", "D", "d.txt", "Redis stores sessions.")
+    with (home / "config.toml").open("a", encoding="utf-8") as out:
+        out.write('\n[ontology.type_synonyms]\n"micro service" = "software"\n')
+    with graphmem.open(home) as kb:
+        monkeypatch.setenv("GRAPHMEM_STORE", "postgresql://ann@db.example/kb")
+        with pytest.warns(UserWarning, match="GRAPHMEM_STORE"):
+            report = migrate(kb.ctx, str(tmp_path / "copy"))
+    assert any("GRAPHMEM_STORE" in w for w in report["warnings"])
+    assert "GRAPHMEM_STORE" in json.dumps(report) and "warning: GRAPHMEM_STORE" in migrate_render(report)
+    copied = tomllib.loads((tmp_path / "copy" / "config.toml").read_text(encoding="utf-8"))
+    assert copied["ontology"]["type_synonyms"] == {"micro service": "software"}

@@ -12,6 +12,7 @@ from cli_inproc import graphmem_env, run_cli
 from graphmem.config import load_config
 from graphmem.config_sections import check_store_url, redact_url
 from graphmem.errors import InvalidInput
+from graphmem.store.postgres.urls import safe_url
 
 SECRET = "s3cr3t-pw"
 
@@ -54,6 +55,29 @@ def test_redact_url_keeps_everything_but_the_password():
     assert check_store_url("", "x") == ""
 
 
+@pytest.mark.parametrize("url, shown", [
+    (f"postgresql://db/kb?password={SECRET}", "postgresql://db/kb?password=***"),
+    (f"postgresql://ann@db/kb?user=ann&PASSWORD={SECRET}&sslmode=require",
+     "postgresql://ann@db/kb?user=ann&PASSWORD=***&sslmode=require"),
+    (f"postgresql://ann:pa/{SECRET}@db/kb", "postgresql://ann:***@db/kb"),
+    (f"postgresql://ann:se#{SECRET}@db/kb", "postgresql://ann:***@db/kb"),
+    (f"postgresql://ann:se?{SECRET}@db/kb", "postgresql://ann:***@db/kb"),
+    (f"postgresql://ann:a@{SECRET}@db:5432/kb", "postgresql://ann:***@db:5432/kb"),
+])
+def test_every_spelling_of_a_password_is_masked_by_both_redactions(url, shown):
+    assert redact_url(url) == shown and safe_url(url) == shown
+
+
+@pytest.mark.parametrize("url", [f"postgresql://ann:pa/{SECRET}@db/kb", f"postgresql://ann:se#{SECRET}@db/kb",
+                                 f"postgresql://ann:{SECRET}@db:badport/kb", f"postgresql://ann:{SECRET}@[::1/kb"])
+def test_an_unparsable_url_error_shows_neither_the_password_nor_the_parser_message(url):
+    with pytest.raises(InvalidInput) as err:
+        check_store_url(url, "--to")
+    message = str(err.value)
+    assert message.startswith("--to: 'postgresql://ann:***@") and "PGPASSWORD" in message
+    assert SECRET not in message and "Port could not be cast" not in message
+
+
 def test_status_of_a_sqlite_knowledge_base(tmp_path):
     home = tmp_path / "kb"
     graphmem.open(home).close()
@@ -69,6 +93,21 @@ def test_init_store_refuses_a_bad_url_and_writes_nothing(tmp_path):
     p = run_cli(["--home", str(home), "init", "--store", f"mysql://u:{SECRET}@h/kb"], env=graphmem_env())
     assert p.returncode == 1 and "--store" in p.stderr and SECRET not in p.stderr + p.stdout
     assert "Traceback" not in p.stderr and not home.exists()
+
+
+@pytest.mark.parametrize("url", [f"postgresql://ann:{SECRET}@127.0.0.1:1/kb",
+                                 f"postgresql://ann@127.0.0.1:1/kb?password={SECRET}"])
+def test_init_store_refuses_a_password_in_the_url_and_writes_nothing(tmp_path, url):
+    home = tmp_path / "kb"
+    p = run_cli(["--home", str(home), "init", "--store", url], env=graphmem_env())
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "--store" in p.stderr and "PGPASSWORD" in p.stderr and "~/.pgpass" in p.stderr
+    assert SECRET not in p.stderr + p.stdout and not home.exists()
+
+
+def test_an_empty_password_is_no_password():
+    url = "postgresql://postgres:@/postgres?host=/tmp/sock&password="
+    assert redact_url(url) == url and safe_url(url) == url
 
 
 def test_init_store_on_a_sqlite_folder_points_at_migrate(tmp_path):

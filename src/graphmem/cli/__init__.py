@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from ..config import set_config_value
-from ..config_sections import check_store_url
-from ..errors import Conflict
+from ..config_sections import check_store_url, has_password, redact_url
+from ..errors import Conflict, InvalidInput
 from ..extraction import load_extraction_file
 from . import (
     entity_retype,  # noqa: F401 - registers `entity retype`
@@ -58,6 +58,9 @@ def init(ctx: click.Context, embedder: str | None, store_url: str | None, as_jso
         # reject a bad SPEC before creating anything; a local folder is saved absolute (works from anywhere)
         embedder = absolute_spec(embedder)
     url = check_store_url(store_url, "--store") if store_url is not None else None
+    if url and has_password(url):  # config.toml is an ordinary readable file: a password does not belong there
+        raise InvalidInput(f"--store: {redact_url(url)!r} holds a password, which init would write into "
+                           "config.toml; leave it out of the url and put it in PGPASSWORD or ~/.pgpass")
     if url is not None and (home / "graph.db").exists():
         raise Conflict(f"{home} keeps its store in graph.db; copy it to the server with `graphmem --home {home} "
                        "migrate --to URL`, then point a folder at it with `graphmem --home NEW init --store URL`")

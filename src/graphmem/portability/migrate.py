@@ -21,17 +21,26 @@ and rank near-ties differently, at mean overlap@10 >= 0.9.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..config_sections import STORE_URL_SCHEMES, check_store_url, redact_url
 from ..context import Context
 from ..embeddings.manager import EmbeddingManager
-from ..errors import Conflict, GraphmemError, InvalidInput
+from ..errors import BackendError, Conflict, GraphmemError, InvalidInput
 from ..retrieval.search import search
 from ..store import Store, open_store
-from .jsonl import wiki_files
+from ..wiki.files import FileTxn
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 __all__ = ["migrate", "is_store_url"]
 
@@ -113,32 +122,96 @@ def compare_searches(source: Context, target: Context, queries: Iterable[str]) -
             "identical": sum(1 for r in rows if r["identical"]), "per_query": rows}
 
 
-def _target_config_text(home: Path) -> str | None:
-    """The source's config.toml with ``[store] url`` emptied (the copy is the folder's own graph.db)."""
+def _toml_key(key: str) -> str:
+    return key if key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string (\uXXXX escapes included)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_toml_key(str(k))} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return value.isoformat() if hasattr(value, "isoformat") else json.dumps(str(value))  # TOML dates and times
+
+
+def _toml_tables(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    lines = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, Mapping)]
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            name = f"{prefix}{_toml_key(key)}"
+            lines += ["", f"[{name}]", *_toml_tables(value, name + ".")]
+    return lines
+
+
+def _target_config_text(home: Path, warn: list[str]) -> str | None:
+    """The source's config.toml for the copy: the same settings without ``[store] url`` (the copy is the
+    folder's own graph.db; a url left in it, in whatever TOML spelling, would send the copy's writes to the
+    source). Parsed with tomllib; a file without a url is copied as it is (its comments kept), one with a url
+    is written again from the parsed settings."""
     path = home / "config.toml"
     if not path.is_file():
         return None
-    lines = path.read_text(encoding="utf-8").splitlines()
-    section = ""
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith("[") and stripped.endswith("]"):
-            section = stripped.strip("[]").strip()
-        elif section == "store" and stripped.split("=", 1)[0].strip() == "url" and not stripped.startswith("#"):
-            lines[i] = 'url = ""'
-    return "\n".join(lines) + "\n"
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid TOML ({exc}); fix it before migrating; nothing was copied") from None
+    store = data.get("store")
+    if not isinstance(store, dict) or "url" not in store:
+        return text
+    store.pop("url")
+    if not store:
+        data.pop("store")
+    warn.append(f"{home / 'config.toml'} names a store url; the copy's config.toml leaves it out (the copy keeps "
+                "its store in its own graph.db) and is written again from the settings, without the comments")
+    header = [f"# graphmem knowledge base configuration, copied from {home} by graphmem migrate without [store] url."]
+    return "\n".join(header + _toml_tables(data)).strip("\n") + "\n"
 
 
-def _page_files(ctx: Context) -> dict[str, str]:
+def _source_wiki_files(home: Path) -> dict[str, bytes]:
+    """``{path relative to home: bytes}`` of every regular file under ``home/wiki`` (copied as bytes, whatever
+    their encoding; links are not followed and temp files are left out)."""
+    root = home / "wiki"
+    files: dict[str, bytes] = {}
+    if not root.is_dir() or root.is_symlink():
+        return files
+    for folder, _dirs, names in os.walk(root):  # os.walk does not descend into linked folders
+        for name in sorted(names):
+            path = Path(folder) / name
+            if name.endswith(".tmp") or not stat.S_ISREG(os.lstat(path).st_mode):
+                continue
+            try:
+                files[path.relative_to(home).as_posix()] = path.read_bytes()
+            except OSError as exc:
+                raise BackendError(f"cannot read {path}: {exc.strerror}; nothing was copied") from None
+    return files
+
+
+def _page_file(slug: str, path: str) -> str:
+    """``wiki/<path>`` of a page, refused when the stored path would leave the wiki folder."""
+    parts = PurePosixPath(path).parts
+    if not parts or path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
+        raise InvalidInput(f"wiki page {slug!r}: its path {path!r} leaves the wiki folder; fix or delete that page "
+                           "in the source before migrating to a folder; nothing was copied")
+    return f"wiki/{path}"
+
+
+def _page_files(ctx: Context) -> dict[str, bytes]:
     """Every wiki file for a folder target: the source folder's files, with each page's text taken from the
     store (the source of truth; a folder on another host may be behind it)."""
-    files = dict(wiki_files(ctx.home))
+    files = _source_wiki_files(ctx.home)
     for page in ctx.store.list_pages():
         full = ctx.store.get_page(page.slug, with_content=True)
         # ``text`` is the file's exact text (front matter and markers included); ``content`` is only the
         # indexed body. A row stored before pages kept their text has none: its folder's file stands.
         if full is not None and full.text:
-            files[f"wiki/{full.path}"] = full.text
+            files[_page_file(full.slug, full.path)] = full.text.encode("utf-8")
     return files
 
 
@@ -181,55 +254,86 @@ def migrate(ctx: Context, target: str, queries: int = 20) -> dict[str, Any]:
         raise InvalidInput(f"--queries: {queries!r} must be a whole number from 0 to 1000")
     target = target.strip()
     source = ctx.store
-    created_folder = not is_store_url(target) and not Path(target).exists()
+    folder_target = not is_store_url(target)
+    created_folder = folder_target and not Path(target).exists()
     tstore, thome, name, url = _open_target(ctx, target)
     try:
-        if not _is_empty(tstore):
-            raise Conflict(f"--to: {name} already holds a knowledge base; migrate into an empty database (dropdb "
-                           "and createdb it) or a new folder, so that two histories are never mixed; nothing was "
-                           "copied")
+        if not _is_empty(tstore):  # early, before any work: the check that counts is the one under the lock
+            raise _not_empty(name)
+        warnings: list[str] = []
         files = _page_files(ctx) if url is None else {}
-        config_text = _target_config_text(ctx.home) if url is None else None
+        config_text = _target_config_text(ctx.home, warnings) if url is None else None
+        if url is None and os.environ.get("GRAPHMEM_STORE", "").strip():
+            warnings.append("GRAPHMEM_STORE is set in this environment: opened here, the copy would use that "
+                            f"store instead of its graph.db; unset it to use {thome}")
         copied: dict[str, int] = {}
         meta_keys: set[str] = set()
         with tstore.transaction():
+            # again under the target's write lock: a host that wrote after the first check would otherwise
+            # have its rows replaced by key and its event ids reused
+            if not _is_empty(tstore):
+                raise _not_empty(name)
             tstore.load_rows(_counted(source.dump_rows(), copied, meta_keys))
             tstore.set_meta("replay.since_event", str(tstore.last_event_id()))
 
             def write_files() -> None:  # before COMMIT: a failure here rolls the rows back too
-                for rel, text in files.items():
-                    path = thome / rel
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text, encoding="utf-8")
+                ftx = FileTxn(thome / "wiki")  # no '..', no links: the wiki's own checked writes
+                try:
+                    for rel, data in files.items():
+                        ftx.write(thome / rel, data, old=None)
+                    ftx.commit()
+                except BaseException:
+                    ftx.undo()
+                    raise
                 if config_text is not None:
-                    (thome / "config.toml").write_text(config_text, encoding="utf-8")
+                    fd = os.open(thome / "config.toml", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                    with os.fdopen(fd, "w", encoding="utf-8") as out:
+                        out.write(config_text)
 
             tstore.on_commit(before=write_files)
             tstore.append_event("kb.migrated", name, ctx.now(), {
                 "from": redact_url(ctx.config.store.url) if ctx.config.store.url else str(ctx.home),
                 "rows": sum(copied.values()), "files": len(files)})
         report = _verify(ctx, tstore, thome, copied, meta_keys, queries)
+        for message in warnings:
+            ctx.warn(message)
         return {"source": redact_url(ctx.config.store.url) if ctx.config.store.url else str(ctx.home),
                 "target": name, "backend": tstore.backend, "rows": sum(copied.values()), "files": len(files),
-                **report}
-    except GraphmemError:
-        if created_folder:
-            _remove_new_folder(Path(target))
-        raise
+                **report, "warnings": warnings}
+    except BaseException as exc:
+        if folder_target:
+            _remove_new_folder(Path(target), created_folder)
+        if isinstance(exc, GraphmemError) or not isinstance(exc, Exception):
+            raise
+        detail = str(exc).replace(target, name)  # a driver's message may quote the url: shown redacted
+        raise BackendError(f"--to: copying to {name} failed ({type(exc).__name__}: {detail}); "
+                           + ("the half-made folder was removed" if folder_target else "nothing was copied")
+                           ) from None
     finally:
         tstore.close()
 
 
-def _remove_new_folder(folder: Path) -> None:
-    """Undo a folder this call created for a copy that failed (only what the copy put there)."""
+def _not_empty(name: str) -> Conflict:
+    return Conflict(f"--to: {name} already holds a knowledge base; migrate into an empty database (dropdb and "
+                    "createdb it) or a new folder, so that two histories are never mixed; nothing was copied")
+
+
+def _remove_new_folder(folder: Path, created: bool) -> None:
+    """Undo a folder copy that failed: what the copy put there (the folder was new or empty), and the folder
+    itself when this call created it."""
     for name in ("graph.db", "graph.db-wal", "graph.db-shm", "config.toml"):
-        (folder / name).unlink(missing_ok=True)
-    for path in sorted((folder / "wiki").rglob("*"), reverse=True) if (folder / "wiki").is_dir() else []:
-        if path.is_dir() and not path.is_symlink():
-            path.rmdir()
-        else:
-            path.unlink()
-    for path in (folder / "wiki", folder):
+        try:
+            (folder / name).unlink(missing_ok=True)
+        except OSError:
+            pass
+    wiki = folder / "wiki"
+    if wiki.is_dir() and not wiki.is_symlink():
+        for path in sorted(wiki.rglob("*"), reverse=True):
+            try:
+                path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+            except OSError:
+                pass
+    for path in (wiki, folder) if created else (wiki,):
         try:
             path.rmdir()
         except OSError:
@@ -265,6 +369,7 @@ def render(report: dict[str, Any]) -> str:
     s = report["search"]
     lines.append(f"  search: {s['queries']} queries, mean overlap@10 {s['mean_overlap_at_10']:.3f} (needed "
                  f"{s['required_overlap']:.2f}), {s['identical']} identical top-10 lists")
+    lines += [f"warning: {w}" for w in report.get("warnings", [])]
     lines.append("verified: counts and searches agree" if report["ok"] else "NOT verified: see the rows above "
                  "(--json for every query)")
     return "\n".join(lines)

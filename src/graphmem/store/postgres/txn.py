@@ -13,6 +13,7 @@ writers leaves as StoreBusy, nothing written, to be retried by the caller.
 
 from __future__ import annotations
 
+import math
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -156,7 +157,8 @@ class TransactionPgMixin:
                 raise StoreBusy(f"knowledge base {safe_url(self.url)} is busy: another writer holds the write "
                                 "lock; nothing was written; retry later")
             return
-        conn.execute(f"SET LOCAL lock_timeout = '{int(self.busy_timeout * 1000)}ms'")
+        # at least 1 ms: lock_timeout 0 means "wait forever", which a busy_timeout under a millisecond would give
+        conn.execute(f"SET LOCAL lock_timeout = '{max(1, math.ceil(self.busy_timeout * 1000))}ms'")
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
         conn.execute("SET LOCAL lock_timeout = 0")
 

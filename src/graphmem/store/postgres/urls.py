@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from ...config_sections import redact_url
 
 __all__ = ["is_postgres_url", "safe_url"]
 
@@ -13,9 +13,6 @@ def is_postgres_url(url: str | None) -> bool:
 
 
 def safe_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    """``url`` with its password replaced by ``***`` (for messages and logs): the same redaction as status and
+    errors everywhere else (:func:`graphmem.config_sections.redact_url`)."""
+    return redact_url(url)
