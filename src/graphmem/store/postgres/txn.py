@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, StoreBusy
+from ..bookkeeping import BookkeepingWriteMixin
 from .urls import safe_url
 
 __all__ = ["TransactionPgMixin", "WRITE_LOCK", "psycopg_error", "to_backend_error"]
@@ -63,7 +63,7 @@ def to_backend_error(exc: Exception, url: str, busy_timeout: float, wrote: bool 
     return BackendError(f"storage error on {where}: {exc}{nothing}")
 
 
-class TransactionPgMixin:
+class TransactionPgMixin(BookkeepingWriteMixin):
     """``transaction()``, ``savepoint()``, ``on_commit()``, ``no_wait()`` and ``try_write()``."""
 
     url: str
@@ -242,17 +242,3 @@ class TransactionPgMixin:
             raise
         else:
             conn.execute("RELEASE SAVEPOINT gm_unit")
-
-    def try_write(self, fn: Callable[[], object]) -> bool:
-        """Run ``fn`` in a write transaction only if the write lock is free right now (see the SQLite store)."""
-        if self.read_only:
-            return False
-        try:
-            with self.no_wait(), self.transaction():
-                fn()
-        except StoreBusy:
-            return False
-        except BackendError as exc:
-            warnings.warn(f"a read's bookkeeping (use counts, decay) was not saved: {exc}", stacklevel=3)
-            return False
-        return True

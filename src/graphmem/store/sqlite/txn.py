@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ...errors import BackendError, StoreBusy
+from ..bookkeeping import BookkeepingWriteMixin
 
 __all__ = ["TransactionMixin", "backend_error"]
 
@@ -63,7 +63,7 @@ def backend_error(exc: sqlite3.Error, path: Path, busy_timeout: float) -> Backen
     return BackendError(f"storage error on {path}: {exc}; nothing was written")
 
 
-class TransactionMixin:
+class TransactionMixin(BookkeepingWriteMixin):
     """``transaction()``, ``savepoint()`` and ``try_write()`` over ``self.conn``."""
 
     conn: sqlite3.Connection
@@ -208,23 +208,3 @@ class TransactionMixin:
                 raise
             else:
                 self.conn.execute("RELEASE gm_unit")
-
-    def try_write(self, fn: Callable[[], object]) -> bool:
-        """Run ``fn`` in a write transaction only if the write lock is free right now.
-
-        For bookkeeping that a read does on the side (use counts, decay): it never waits for
-        another process's writer and never fails the read. False when skipped: read-only
-        store or lock held elsewhere (silently: that is the normal case under load), or a
-        storage failure such as a full disk (``fn``'s writes are rolled back, and a warning
-        says what failed, since hiding a damaged store would be worse than a noisy read)."""
-        if self.read_only:
-            return False
-        try:
-            with self.no_wait(), self.transaction():
-                fn()
-        except StoreBusy:
-            return False
-        except BackendError as exc:
-            warnings.warn(f"a read's bookkeeping (use counts, decay) was not saved: {exc}", stacklevel=3)
-            return False
-        return True
