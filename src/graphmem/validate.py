@@ -5,8 +5,8 @@ column can hold: they used to fail deep inside a write with a UnicodeEncodeError
 passed in (metadata, filters, extractions, search configs) are JSON-shaped, so their keys must
 be strings. :func:`checked_inputs` applies both rules to every argument of every public
 method of a class, naming the method and the argument (``memory.add: metadata['k'][0]``)
-before the method runs, so a rejected call has written nothing. Arguments named ``limit`` or
-``offset`` must also be whole numbers from 0 to 2**63 - 1 (what a store can page by).
+before the method runs, so a rejected call has written nothing. Arguments named ``limit``,
+``offset`` or ``after_id`` must also be whole numbers from 0 to 2**63 - 1 (what a store can page by).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ __all__ = ["check_input", "check_count", "checked_inputs", "MAX_NESTING", "MAX_C
 MAX_NESTING = 200  # deeper argument structures are refused (and this bounds the walk)
 # Arguments that are file system paths: a path read from disk may carry surrogate escapes.
 PATH_PARAMETERS = frozenset({"path", "paths", "dirs", "home"})
-# Arguments that are row counts or positions of a list: a store can only page by a 64-bit integer
-# (a larger one used to fail in SQLite with OverflowError), and a negative one has no meaning.
-COUNT_PARAMETERS = frozenset({"limit", "offset"})
+# Arguments that are row counts or positions in a list or in the change log: a store can only page by a
+# 64-bit integer (a larger one used to fail in SQLite with OverflowError), and a negative one has no meaning.
+COUNT_PARAMETERS = frozenset({"limit", "offset", "after_id"})
 MAX_COUNT = 2**63 - 1
 
 T = TypeVar("T", bound=type)

@@ -227,7 +227,10 @@ PAGED_CALLS: list[tuple[str, Callable[..., Any]]] = [
 BAD_PAGING = [("offset", 2**63, "between 0 and"), ("limit", 2**64, "between 0 and"), ("offset", -1, "between 0 and"),
               ("limit", "3", "a whole number"), ("limit", True, "a whole number"), ("limit", 2.5, "a whole number")]
 PAGING_CASES = [(label, call, *bad) for label, call in PAGED_CALLS for bad in BAD_PAGING
-                if not (label == "events.list" and bad[0] == "offset")]  # events.list pages by after_id
+                if not (label == "events.list" and bad[0] == "offset")]  # events.list pages by after_id:
+PAGING_CASES += [("events.list", PAGED_CALLS[3][1], "after_id", 2**64, "between 0 and"),
+                 ("events.list", PAGED_CALLS[3][1], "after_id", -1, "between 0 and"),
+                 ("events.list", PAGED_CALLS[3][1], "after_id", "x", "a whole number")]
 
 
 @pytest.mark.parametrize("label,call,field,value,why", PAGING_CASES,

@@ -72,8 +72,6 @@ class Events:
     def list(self, after_id: int = 0, types: Sequence[str] | None = None, target: str | None = None,
              limit: int = 100) -> list[Event]:
         """Events with id greater than ``after_id``, oldest first (page with the last id seen)."""
-        if not isinstance(limit, int) or limit < 0:
-            raise InvalidInput(f"limit: expected a non-negative integer, got {limit!r}")
         if isinstance(types, str):
             types = [types]
         return self._kb.store.list_events(after_id, types, target, limit)
