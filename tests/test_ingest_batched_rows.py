@@ -124,7 +124,8 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
             if name in _ADDED_SINCE_THE_PIN:
                 cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')
                         if r[1] not in _ADDED_SINCE_THE_PIN[name]]
-                select = f'SELECT {", ".join(f"{c!r}".replace(chr(39), chr(34)) for c in cols)} FROM "{name}"{order}'
+                quoted = ", ".join(f'"{c}"' for c in cols)
+                select = f'SELECT {quoted} FROM "{name}"{order}'
             if name == "provenance" and PROVENANCE_TEXT is not None:  # as every read sees it
                 cols = [r[1] for r in conn.execute("PRAGMA table_info(provenance)")]
                 derived = {"text": PROVENANCE_TEXT, "created_at": PROVENANCE_CREATED}
