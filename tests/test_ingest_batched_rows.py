@@ -116,8 +116,12 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
         virtual = "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'"
         shadow = tuple(r[0] + "_" for r in conn.execute(virtual))
         out: dict[str, list[list[Any]]] = {}
-        for (name, sql) in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name"):
-            if name in _SKIP or name.startswith(shadow) or sql.startswith("CREATE VIRTUAL"):
+        # Mentions as every read sees them (since 0021 a view over compact rows naming their chunk by its key).
+        compact = "mention_rows" if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'mention_rows'").fetchone() \
+            else None
+        for (name, sql) in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' OR (type = 'view'"
+                                        " AND name = 'mentions') ORDER BY name"):
+            if name in _SKIP or name == compact or name.startswith(shadow) or sql.startswith("CREATE VIRTUAL"):
                 continue
             order = "" if "WITHOUT ROWID" in sql.upper() else " ORDER BY rowid"
             select = f'SELECT * FROM "{name}"{order}'
@@ -135,7 +139,7 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
         # The replay log as replay reads it: the changes of each event's transaction, in no particular order
         # inside it (the batched write logs a document's nodes before their names), less the update of a row
         # the same transaction inserted (undoing the insert undoes it: the batch writes the final row at once).
-        log = out.pop("replay_log")
+        log = [_as_mention_log(conn, r) if r[2] == "mention_rows" else r for r in out.pop("replay_log")]
         inserted = {(r[1], r[2], r[4]) for r in log if r[3] == "I"}
         out["replay_log"] = sorted([r[1:] for r in log if not (r[3] == "U" and (r[1], r[2], r[4]) in inserted)],
                                    key=lambda r: json.dumps(r, default=str))
@@ -145,6 +149,22 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
         return out
     finally:
         conn.close()
+
+
+def _as_mention_log(conn: sqlite3.Connection, r: list[Any]) -> list[Any]:
+    """A replay-log record of the compact mention rows (0021) as the record of the ``mentions`` table it replaces:
+    the chunk named by its id, document and version (from the chunk, or the log's record of its delete)."""
+    old = json.loads(r[5]) if r[5] else None
+    if old is not None:
+        chunk = conn.execute("SELECT chunk_id, doc_id, version FROM chunks WHERE id = ?", (old["chunk"],)).fetchone()
+        if chunk is None:
+            gone = conn.execute("SELECT old FROM replay_log WHERE tbl = 'chunks' AND op = 'D' AND rid = ?",
+                                (old["chunk"],)).fetchone()
+            got = json.loads(gone[0])
+            chunk = (got["chunk_id"], got["doc_id"], got["version"])
+        old = {"rowid": old["rowid"], "id": old["id"], "node_id": old["node_id"], "chunk_id": chunk[0],
+               "doc_id": chunk[1], "version": chunk[2], "start": old["start"], "end": old["end"]}
+    return [*r[:2], "mentions", *r[3:5], None if old is None else json.dumps(old, separators=(",", ":"))]
 
 
 def digest(rows: dict[str, list[list[Any]]]) -> str:
