@@ -25,6 +25,11 @@ try:
 except ImportError:  # the code the pins were taken from stored evidence as given
     PROVENANCE_TEXT = PROVENANCE_CREATED = None  # type: ignore[assignment]
 
+try:
+    from graphmem.store.sqlite.documents import CHUNK_TEXTS, read_content
+except ImportError:  # the code the pins were taken from stored every document's text in full
+    read_content = None  # type: ignore[assignment]
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # Not knowledge: migration bookkeeping (names and dates), the FTS shadow tables (kept by triggers from their
 # tables' rows, which are pinned).
@@ -134,8 +139,13 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
                 cols = [r[1] for r in conn.execute("PRAGMA table_info(provenance)")]
                 derived = {"text": PROVENANCE_TEXT, "created_at": PROVENANCE_CREATED}
                 select = f"SELECT {', '.join(derived.get(c, 'p.' + c) for c in cols)} FROM provenance p ORDER BY rowid"
-            out[name] = [[masked(v, home) if isinstance(v, str) else v for v in r]
-                         for r in conn.execute(select)]
+            rows = conn.execute(select).fetchall()
+            if name == "documents" and read_content is not None:  # the text as every read sees it
+                cols = [r[1] for r in conn.execute("PRAGMA table_info(documents)")]
+                text, doc, version = cols.index("content"), cols.index("doc_id"), cols.index("version")
+                rows = [(*r[:text], read_content(r[text], lambda key=(r[doc], r[version]): conn.execute(  # type: ignore[misc]
+                    CHUNK_TEXTS, key)), *r[text + 1:]) for r in rows]
+            out[name] = [[masked(v, home) if isinstance(v, str) else v for v in r] for r in rows]
         # The replay log as replay reads it: the changes of each event's transaction, in no particular order
         # inside it (the batched write logs a document's nodes before their names), less the update of a row
         # the same transaction inserted (undoing the insert undoes it: the batch writes the final row at once).

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, InvalidInput
+from .documents import CHUNK_TEXTS, read_content
 from .evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
 from .schema_disk import DISK_REPLAYED
 from .schema_memory import REPLAYED_TABLES
@@ -90,7 +91,11 @@ class PortableSqlMixin(SqlHelpers):
                 cur = conn.execute(_dump_select(conn, table))
                 cols = [d[0] for d in cur.description]
                 for row in cur:
-                    yield table, {c: _encode(v) for c, v in zip(cols, row)}
+                    out = {c: _encode(v) for c, v in zip(cols, row)}
+                    if table == "documents":  # a text stored as its chunks is written out in full
+                        out["content"] = read_content(out["content"], lambda o=out: conn.execute(  # type: ignore[misc]
+                            CHUNK_TEXTS, (o["doc_id"], o["version"])))
+                    yield table, out
             conn.execute("COMMIT")
         finally:
             conn.close()

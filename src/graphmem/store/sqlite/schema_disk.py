@@ -5,7 +5,7 @@ Shipped migrations are never edited: their text is pinned by a hash in the contr
 
 from __future__ import annotations
 
-from .schema_memory import _EV
+from .schema_memory import _EV, _REPLAYED
 
 __all__ = ["DISK_MIGRATIONS", "DISK_REPLAYED"]
 
@@ -81,6 +81,45 @@ CREATE TRIGGER mentions_delete INSTEAD OF DELETE ON mentions BEGIN
 END;
 """
 
+
+
+def _documents_update_trigger() -> str:
+    """0012's replay trigger for document updates, as 0012 created it (content is not logged: it never changes)."""
+    cols = [c for c in ("rowid", *_REPLAYED["documents"]) if c != "content"]
+    row = "json_object(" + ", ".join(f"'{c}', old.\"{c}\"" for c in cols) + ")"
+    return ("CREATE TRIGGER replay_documents_u AFTER UPDATE ON documents BEGIN\n    INSERT INTO replay_log (ev, tbl,"
+            f" op, rid, old) VALUES ({_EV}, 'documents', 'U', old.rowid, {row});\nEND;")
+
+
+_DOCUMENT_TEXT = f"""
+-- A document's chunks overlap and together spell out its text: stored once more in the document it was 1.0x of the
+-- 1.37x the documents table took. A version whose chunks (each in ordinal order adding what lies past the furthest
+-- end before it) spell all of its text is stored with content ''; one whose chunks spell all but a head and a tail
+-- (whitespace a chunk does not keep) as NUL + JSON [head, tail]; a text that itself starts with NUL as NUL + JSON
+-- [text] (store/sqlite/documents.py stored_content and read_content: every read, the dump too, puts the text back).
+-- A text with a NUL inside is left as it is. The replay log does not record this (the rows mean the same before and
+-- after), so its trigger is set aside for the update.
+DROP TRIGGER replay_documents_u;
+UPDATE documents SET content = char(0) || json_array(content) WHERE hex(substr(CAST(content AS BLOB), 1, 1)) = '00';
+CREATE TEMP TABLE spelled AS SELECT d.rowid_ AS rid,
+    (SELECT c.start FROM chunks c WHERE c.doc_id = d.doc_id AND c.version = d.version ORDER BY c.ordinal LIMIT 1)
+        AS head,
+    (SELECT group_concat(s.piece, '') FROM (
+        SELECT CASE WHEN k."end" > k.reached THEN substr(k.text, 1 + max(0, k.reached - k.start)) ELSE '' END AS piece
+        FROM (SELECT c.ordinal, c.text, c.start, c."end", coalesce(max(c."end") OVER (ORDER BY c.ordinal
+                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS reached
+              FROM chunks c WHERE c.doc_id = d.doc_id AND c.version = d.version) k
+        ORDER BY k.ordinal) s) AS text
+    FROM documents d WHERE d.content <> '' AND instr(CAST(d.content AS BLOB), x'00') = 0;
+UPDATE documents SET content = CASE WHEN documents.content = s.text THEN '' ELSE char(0) || json_array(
+        substr(documents.content, 1, s.head), substr(documents.content, s.head + length(s.text) + 1)) END
+    FROM temp.spelled s WHERE s.rid = documents.rowid_ AND s.text <> '' AND documents.content =
+        substr(documents.content, 1, s.head) || s.text || substr(documents.content, s.head + length(s.text) + 1);
+DROP TABLE temp.spelled;
+{_documents_update_trigger()}
+"""
+
 DISK_MIGRATIONS: list[tuple[str, str]] = [
     ("0021_mention_rows", _MENTION_ROWS),
+    ("0021_document_text_from_chunks", _DOCUMENT_TEXT),
 ]
