@@ -93,10 +93,10 @@ def _stored(home: Path) -> list[tuple[Any, ...]]:
         conn.close()
 
 
-# The knowledge base of the code before evidence spans: migrations up to 0013 (and 0021, the compact mention rows
-# the current code writes mentions to; it needs none of 0014-0020).
+# The knowledge base of the code before evidence spans: migrations up to 0013 (and the 0021 ones, the storage the
+# current code writes mentions, document texts and events to; they need none of 0014-0020).
 def _before_spans() -> list[tuple[str, str]]:
-    return [mg for mg in store_module.MIGRATIONS if mg[0] < "0014" or mg[0] == "0021_mention_rows"]
+    return [mg for mg in store_module.MIGRATIONS if mg[0] < "0014" or mg[0].startswith("0021_")]
 
 
 def _old_insert(self: EvidenceSqlMixin, records: list[Provenance]) -> None:

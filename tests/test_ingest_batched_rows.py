@@ -30,10 +30,15 @@ try:
 except ImportError:  # the code the pins were taken from stored every document's text in full
     read_content = None  # type: ignore[assignment]
 
+try:
+    from graphmem.store.sqlite.events import event_payload_text
+except ImportError:  # the code the pins were taken from stored every payload as its JSON object
+    event_payload_text = None  # type: ignore[assignment]
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # Not knowledge: migration bookkeeping (names and dates), the FTS shadow tables (kept by triggers from their
-# tables' rows, which are pinned).
-_SKIP = ("schema_migrations", "sqlite_stat1")
+# tables' rows, which are pinned), the events' payload shapes (the store's encoding: events are read through them).
+_SKIP = ("schema_migrations", "sqlite_stat1", "event_shapes")
 # Columns added after the pin below was taken from the per-row write (they did not exist then; their values are
 # pinned by their own tests: chunks.title by tests/test_chunk_titles.py).
 _ADDED_SINCE_THE_PIN = {"chunks": {"title"}}
@@ -145,6 +150,11 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
                 text, doc, version = cols.index("content"), cols.index("doc_id"), cols.index("version")
                 rows = [(*r[:text], read_content(r[text], lambda key=(r[doc], r[version]): conn.execute(  # type: ignore[misc]
                     CHUNK_TEXTS, key)), *r[text + 1:]) for r in rows]
+            if name == "events" and event_payload_text is not None:  # the payload text as the dump writes it
+                cols = [r[1] for r in conn.execute("PRAGMA table_info(events)") if r[1] != "shape"]
+                rows = [(*r[:-2], event_payload_text(r[-2], r[-1])) for r in conn.execute(
+                    f"SELECT {', '.join('e.' + c for c in cols)}, s.keys FROM events e"
+                    " LEFT JOIN event_shapes s ON s.id = e.shape ORDER BY e.id")]
             out[name] = [[masked(v, home) if isinstance(v, str) else v for v in r] for r in rows]
         # The replay log as replay reads it: the changes of each event's transaction, in no particular order
         # inside it (the batched write logs a document's nodes before their names), less the update of a row

@@ -39,6 +39,7 @@ SHIPPED = {
     "0020_pgops_page_text": "e0c6484abd6e0e12133f8cc73d05f41dc61aea2fe7fde9115f2e7f6217869913",
     "0021_mention_rows": "e6e6cf05a6afedbdb6ec20c7ea2010eebb3618b99e8860ebf1f86a5b66ab9fbf",
     "0021_document_text_from_chunks": "7e93f25ab31a6da2f569b30d449c1024203dab98be4537592a20970520b93362",
+    "0021_event_payload_shapes": "300574ecff43e388b1561c70dbb47c593ed863d6912cd00d1edd8d0a44e41323",
 }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...errors import BackendError, InvalidInput
 from .documents import CHUNK_TEXTS, read_content
+from .events import event_payload_text
 from .evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
 from .schema_disk import DISK_REPLAYED
 from .schema_memory import REPLAYED_TABLES
@@ -21,7 +22,7 @@ __all__ = ["PortableSqlMixin"]
 # Not dumped: SQLite's own tables, full-text indexes (rebuilt by triggers as rows load), counters the
 # triggers keep, the schema's own bookkeeping, and where each feed consumer got to (a deployment's state,
 # not knowledge; a backup keeps it), and the replay log (undo records, meaningful only in this file).
-_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log")
+_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log", "event_shapes")
 # Views dumped and loaded in place of the compact table under them (schema_disk.py): view -> table.
 _VIEWS = {"mentions": "mention_rows"}
 _FTS_EXTERNAL = {"chunks_fts": "chunks", "node_names_fts": "node_names", "pages_fts": "pages", "skills_fts": "skills"}
@@ -95,6 +96,8 @@ class PortableSqlMixin(SqlHelpers):
                     if table == "documents":  # a text stored as its chunks is written out in full
                         out["content"] = read_content(out["content"], lambda o=out: conn.execute(  # type: ignore[misc]
                             CHUNK_TEXTS, (o["doc_id"], o["version"])))
+                    elif table == "events":  # a payload stored as its values, written out as it was given
+                        out["payload"] = event_payload_text(out["payload"], out.pop("shape_keys"))
                     yield table, out
             conn.execute("COMMIT")
         finally:
@@ -239,6 +242,10 @@ class PortableSqlMixin(SqlHelpers):
 def _dump_select(conn: sqlite3.Connection, table: str) -> str:
     """``SELECT *`` of ``table``, with evidence quotes stored as spans (and creation times as their document's)
     written out in full (an export holds the text itself, whoever reads it)."""
+    if table == "events":  # a payload's shape is the store's own encoding, not a column of the event
+        cols = [r[1] for r in conn.execute('PRAGMA table_info("events")') if r[1] != "shape"]
+        return ("SELECT " + ", ".join(f"e.{_q(c)}" for c in cols) + ", s.keys AS shape_keys FROM events e"
+                " LEFT JOIN event_shapes s ON s.id = e.shape ORDER BY e.id")
     if table != "provenance":
         return f'SELECT * FROM "{table}"'
     cols = [r[1] for r in conn.execute('PRAGMA table_info("provenance")')]

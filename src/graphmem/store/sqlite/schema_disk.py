@@ -119,7 +119,20 @@ DROP TABLE temp.spelled;
 {_documents_update_trigger()}
 """
 
+_EVENT_SHAPES = """
+-- The change log was 1.9x the raw text of the seed workload, half of it the keys of payloads repeated in every event
+-- of a kind. An event may store its payload as the JSON array of its values, its keys once in event_shapes (shape);
+-- without a shape (every event written before this migration, and a dump's) the payload is the JSON object itself.
+-- Every read rebuilds the object, and the dump its text byte for byte (store/sqlite/events.py event_payload_text).
+CREATE TABLE event_shapes (
+    id INTEGER PRIMARY KEY,
+    keys TEXT NOT NULL UNIQUE
+);
+ALTER TABLE events ADD COLUMN shape INTEGER;
+"""
+
 DISK_MIGRATIONS: list[tuple[str, str]] = [
     ("0021_mention_rows", _MENTION_ROWS),
     ("0021_document_text_from_chunks", _DOCUMENT_TEXT),
+    ("0021_event_payload_shapes", _EVENT_SHAPES),
 ]
