@@ -25,10 +25,20 @@ try:
 except ImportError:  # the code the pins were taken from stored evidence as given
     PROVENANCE_TEXT = PROVENANCE_CREATED = None  # type: ignore[assignment]
 
+try:
+    from graphmem.store.sqlite.documents import CHUNK_TEXTS, read_content
+except ImportError:  # the code the pins were taken from stored every document's text in full
+    read_content = None  # type: ignore[assignment]
+
+try:
+    from graphmem.store.sqlite.events import event_payload_text
+except ImportError:  # the code the pins were taken from stored every payload as its JSON object
+    event_payload_text = None  # type: ignore[assignment]
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # Not knowledge: migration bookkeeping (names and dates), the FTS shadow tables (kept by triggers from their
-# tables' rows, which are pinned).
-_SKIP = ("schema_migrations", "sqlite_stat1")
+# tables' rows, which are pinned), the events' payload shapes (the store's encoding: events are read through them).
+_SKIP = ("schema_migrations", "sqlite_stat1", "event_shapes")
 # Columns added after the pin below was taken from the per-row write (they did not exist then; their values are
 # pinned by their own tests: chunks.title by tests/test_chunk_titles.py).
 _ADDED_SINCE_THE_PIN = {"chunks": {"title"}}
@@ -116,8 +126,12 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
         virtual = "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'"
         shadow = tuple(r[0] + "_" for r in conn.execute(virtual))
         out: dict[str, list[list[Any]]] = {}
-        for (name, sql) in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name"):
-            if name in _SKIP or name.startswith(shadow) or sql.startswith("CREATE VIRTUAL"):
+        # Mentions as every read sees them (since 0021 a view over compact rows naming their chunk by its key).
+        compact = "mention_rows" if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'mention_rows'").fetchone() \
+            else None
+        for (name, sql) in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' OR (type = 'view'"
+                                        " AND name = 'mentions') ORDER BY name"):
+            if name in _SKIP or name == compact or name.startswith(shadow) or sql.startswith("CREATE VIRTUAL"):
                 continue
             order = "" if "WITHOUT ROWID" in sql.upper() else " ORDER BY rowid"
             select = f'SELECT * FROM "{name}"{order}'
@@ -130,12 +144,22 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
                 cols = [r[1] for r in conn.execute("PRAGMA table_info(provenance)")]
                 derived = {"text": PROVENANCE_TEXT, "created_at": PROVENANCE_CREATED}
                 select = f"SELECT {', '.join(derived.get(c, 'p.' + c) for c in cols)} FROM provenance p ORDER BY rowid"
-            out[name] = [[masked(v, home) if isinstance(v, str) else v for v in r]
-                         for r in conn.execute(select)]
+            rows = conn.execute(select).fetchall()
+            if name == "documents" and read_content is not None:  # the text as every read sees it
+                cols = [r[1] for r in conn.execute("PRAGMA table_info(documents)")]
+                text, doc, version = cols.index("content"), cols.index("doc_id"), cols.index("version")
+                rows = [(*r[:text], read_content(r[text], lambda key=(r[doc], r[version]): conn.execute(  # type: ignore[misc]
+                    CHUNK_TEXTS, key)), *r[text + 1:]) for r in rows]
+            if name == "events" and event_payload_text is not None:  # the payload text as the dump writes it
+                cols = [r[1] for r in conn.execute("PRAGMA table_info(events)") if r[1] != "shape"]
+                rows = [(*r[:-2], event_payload_text(r[-2], r[-1])) for r in conn.execute(
+                    f"SELECT {', '.join('e.' + c for c in cols)}, s.keys FROM events e"
+                    " LEFT JOIN event_shapes s ON s.id = e.shape ORDER BY e.id")]
+            out[name] = [[masked(v, home) if isinstance(v, str) else v for v in r] for r in rows]
         # The replay log as replay reads it: the changes of each event's transaction, in no particular order
         # inside it (the batched write logs a document's nodes before their names), less the update of a row
         # the same transaction inserted (undoing the insert undoes it: the batch writes the final row at once).
-        log = out.pop("replay_log")
+        log = [_as_mention_log(conn, r) if r[2] == "mention_rows" else r for r in out.pop("replay_log")]
         inserted = {(r[1], r[2], r[4]) for r in log if r[3] == "I"}
         out["replay_log"] = sorted([r[1:] for r in log if not (r[3] == "U" and (r[1], r[2], r[4]) in inserted)],
                                    key=lambda r: json.dumps(r, default=str))
@@ -145,6 +169,22 @@ def table_rows(db: Path, home: Path) -> dict[str, list[list[Any]]]:
         return out
     finally:
         conn.close()
+
+
+def _as_mention_log(conn: sqlite3.Connection, r: list[Any]) -> list[Any]:
+    """A replay-log record of the compact mention rows (0021) as the record of the ``mentions`` table it replaces:
+    the chunk named by its id, document and version (from the chunk, or the log's record of its delete)."""
+    old = json.loads(r[5]) if r[5] else None
+    if old is not None:
+        chunk = conn.execute("SELECT chunk_id, doc_id, version FROM chunks WHERE id = ?", (old["chunk"],)).fetchone()
+        if chunk is None:
+            gone = conn.execute("SELECT old FROM replay_log WHERE tbl = 'chunks' AND op = 'D' AND rid = ?",
+                                (old["chunk"],)).fetchone()
+            got = json.loads(gone[0])
+            chunk = (got["chunk_id"], got["doc_id"], got["version"])
+        old = {"rowid": old["rowid"], "id": old["id"], "node_id": old["node_id"], "chunk_id": chunk[0],
+               "doc_id": chunk[1], "version": chunk[2], "start": old["start"], "end": old["end"]}
+    return [*r[:2], "mentions", *r[3:5], None if old is None else json.dumps(old, separators=(",", ":"))]
 
 
 def digest(rows: dict[str, list[list[Any]]]) -> str:

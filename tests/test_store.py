@@ -37,6 +37,9 @@ SHIPPED = {
     "0014_events_by_type_scan": "c42548708a5f1c0a5400078ef0e0f4e4f58aa9a62d88c9c70973bd9af182df50",
     "0016_page_links_target_source": "42a2b678fac35b61aa168e5c3e7d6802c3a8c3a4649fc9cdddbb6f815dba65c8",
     "0020_pgops_page_text": "e0c6484abd6e0e12133f8cc73d05f41dc61aea2fe7fde9115f2e7f6217869913",
+    "0021_mention_rows": "e6e6cf05a6afedbdb6ec20c7ea2010eebb3618b99e8860ebf1f86a5b66ab9fbf",
+    "0021_document_text_from_chunks": "7e93f25ab31a6da2f569b30d449c1024203dab98be4537592a20970520b93362",
+    "0021_event_payload_shapes": "300574ecff43e388b1561c70dbb47c593ed863d6912cd00d1edd8d0a44e41323",
 }
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ...errors import InvalidInput
 from ...models import Chunk, ChunkHit, Document
@@ -33,6 +35,53 @@ def _weight(title_weight: float) -> float:
     if not (0.0 <= w < float("inf")):
         raise InvalidInput(f"title_weight: expected a number >= 0, got {title_weight!r}")
     return w
+
+
+def stitch_chunks(chunks: Iterable[Any]) -> str:
+    """The text a document's chunks ``(text, start, end)``, in ordinal order, spell out: each chunk adds what lies
+    past the furthest end before it (migration 0021_document_text_from_chunks computes the same in SQL)."""
+    out: list[str] = []
+    reached = 0
+    for text, start, end in chunks:
+        if end > reached:
+            out.append(text[max(0, reached - start):])
+        reached = max(reached, end)
+    return "".join(out)
+
+
+# A document version's text is stored once, in its chunks, where they spell it out: content '' when they spell all
+# of it, else ``_AROUND`` + JSON ``[head, tail]`` when they spell all but a head and a tail (the whitespace a chunk
+# does not keep). A text that itself starts with ``_AROUND`` is stored as ``_AROUND`` + JSON ``[text]``.
+_AROUND = "\x00"
+
+
+def stored_content(content: str, chunks: Sequence[tuple[str, int, int]]) -> str:
+    """What ``documents.content`` holds for ``content`` cut into ``chunks`` ``(text, start, end)``, ordinal order."""
+    if content.startswith(_AROUND):
+        return _AROUND + json.dumps([content], ensure_ascii=False)
+    if not chunks or _AROUND in content:
+        return content
+    spelled = stitch_chunks(chunks)
+    if spelled == content:
+        return ""
+    head = chunks[0][1]
+    if spelled and content[head:head + len(spelled)] == spelled:
+        return _AROUND + json.dumps([content[:head], content[head + len(spelled):]], ensure_ascii=False)
+    return content
+
+
+def read_content(stored: str, chunks: Callable[[], Iterable[Any]]) -> str:
+    """The text of a document version from ``documents.content`` (:func:`stored_content`) and, where it needs them,
+    its ``chunks()`` ``(text, start, end)`` in ordinal order."""
+    if stored == "":
+        return stitch_chunks(chunks())
+    if not stored.startswith(_AROUND):
+        return stored
+    parts = json.loads(stored[1:])
+    return parts[0] if len(parts) == 1 else parts[0] + stitch_chunks(chunks()) + parts[1]
+
+
+CHUNK_TEXTS = 'SELECT text, start, "end" FROM chunks WHERE doc_id = ? AND version = ? ORDER BY ordinal'
 
 
 class DocumentSqlMixin(SqlHelpers):
@@ -65,7 +114,11 @@ class DocumentSqlMixin(SqlHelpers):
             rows = self._rows("SELECT * FROM documents WHERE doc_id = ? ORDER BY version DESC LIMIT 1", (doc_id,))
         else:
             rows = self._rows("SELECT * FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
-        return self._doc(rows[0]) if rows else None
+        if not rows:
+            return None
+        doc = self._doc(rows[0])
+        text = read_content(doc.content, lambda: self._rows(CHUNK_TEXTS, (doc.doc_id, doc.version)))
+        return doc if text == doc.content else dataclasses.replace(doc, content=text)
 
     def document_versions(self, doc_id: str) -> list[Document]:
         """Every stored version of a document, oldest first (content omitted)."""
@@ -94,13 +147,16 @@ class DocumentSqlMixin(SqlHelpers):
     def insert_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
         """Store a new document version with its chunks; it becomes the latest."""
         c = self.conn
+        # Text its chunks spell out (their overlaps aside) is not stored twice (get_document puts it back).
+        stored = stored_content(doc.content, [(ch.text, ch.start, ch.end)
+                                              for ch in sorted(chunks, key=lambda ch: ch.ordinal)])
         if doc.version > 1:  # a first version has no earlier one to retire
             c.execute("UPDATE documents SET is_latest = 0 WHERE doc_id = ? AND is_latest = 1", (doc.doc_id,))
         c.execute(
             "INSERT INTO documents (doc_id, version, title, source, content, content_hash, metadata, created_at,"
             " is_latest, chunk_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
             (
-                doc.doc_id, doc.version, doc.title, doc.source, doc.content, doc.content_hash,
+                doc.doc_id, doc.version, doc.title, doc.source, stored, doc.content_hash,
                 json.dumps(doc.metadata, ensure_ascii=False), doc.created_at, len(chunks),
             ),
         )

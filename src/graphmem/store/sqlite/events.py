@@ -11,18 +11,33 @@ from ...models import Event
 from ..rows import JsonObject
 from .sqlbase import SqlHelpers, batches
 
-__all__ = ["EventSqlMixin"]
+__all__ = ["EventSqlMixin", "event_payload", "event_payload_text"]
 
 # One encoder for every event: json.dumps with options builds a new JSONEncoder per call.
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
-_ROWS_PER_INSERT = 150  # 6 parameters a row: 900, under the oldest SQLite's 999 bound parameters
+_ROWS_PER_INSERT = 140  # 7 parameters a row: 980, under the oldest SQLite's 999 bound parameters
 
 
 @lru_cache(maxsize=_ROWS_PER_INSERT)
 def _insert_events(n: int) -> str:
-    return "INSERT INTO events (id, type, target, ts, actor, payload) VALUES " + ",".join(["(?, ?, ?, ?, ?, ?)"] * n)
+    return ("INSERT INTO events (id, type, target, ts, actor, payload, shape) VALUES "
+            + ",".join(["(?, ?, ?, ?, ?, ?, ?)"] * n))
+
+
+def event_payload(stored: str, keys: str | None) -> JsonObject:
+    """An event's payload from ``events.payload`` and its shape's keys (migration 0021_event_payload_shapes): the
+    values in the order of the keys when it has a shape, else the JSON object itself."""
+    if keys is None:
+        return json.loads(stored)
+    return dict(zip(json.loads(keys), json.loads(stored)))
+
+
+def event_payload_text(stored: str, keys: str | None) -> str:
+    """The payload's JSON text as it was written (every event append_event stores is ``_encode(payload)``, and
+    a JSON round trip of its values gives them back as they were: the text is rebuilt byte for byte)."""
+    return stored if keys is None else _encode(event_payload(stored, keys))
 
 
 class EventSqlMixin(SqlHelpers):
@@ -31,7 +46,8 @@ class EventSqlMixin(SqlHelpers):
     # -- events ----------------------------------------------------------------------------------
 
     _depth: int
-    _event_buffer: list[tuple[int, str, str, str, str | None, str]]
+    # (id, type, target, ts, actor, payload text or its values, the payload's keys when given as values)
+    _event_buffer: list[tuple[int, str, str, str, str | None, str, str | None]]
     _next_event_id: int
 
     def append_event(self, type: str, target: str, ts: str, payload: JsonObject, actor: str | None = None) -> int:
@@ -40,11 +56,17 @@ class EventSqlMixin(SqlHelpers):
         Inside a transaction the event is numbered now and written with the others at COMMIT, in one
         statement: an ingest appends a dozen events, and one batched insert costs a fraction of a dozen
         (the write lock is held since BEGIN IMMEDIATE, so nobody else can take the ids meanwhile)."""
-        body = _encode(payload)
         if not self._depth:
             cur = self.conn.execute("INSERT INTO events (type, target, ts, actor, payload) VALUES (?, ?, ?, ?, ?)",
-                                    (type, target, ts, actor, body))
+                                    (type, target, ts, actor, _encode(payload)))
             return int(cur.lastrowid or 0)
+        # A payload's keys are the same for every event of a kind ("source", "target", "type", "confidence",
+        # "doc_id" for each relation added): the log keeps them once per shape (event_shapes) and each event's
+        # values as a JSON array, half of what the log took per event.
+        keys = list(payload)
+        shaped = len(keys) > 1 and all(isinstance(k, str) for k in keys)
+        body = _encode(list(payload.values())) if shaped else _encode(payload)
+        shape = _encode(keys) if shaped else None
         if not self._event_buffer:
             row = self.conn.execute(
                 "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
@@ -52,34 +74,46 @@ class EventSqlMixin(SqlHelpers):
             self._next_event_id = int(row[0]) + 1
         event_id = self._next_event_id
         self._next_event_id += 1
-        self._event_buffer.append((event_id, type, target, ts, actor, body))
+        self._event_buffer.append((event_id, type, target, ts, actor, body, shape))
         return event_id
 
     def _flush_events(self) -> None:
         """Write the events buffered by this transaction (its last step before COMMIT)."""
         if self._event_buffer:
             rows, self._event_buffer = self._event_buffer, []
+            shapes = self._shape_ids({r[6] for r in rows if r[6] is not None})
             # One multi-row INSERT per slice, not one execution per event: AUTOINCREMENT writes its
             # sqlite_sequence row at the end of every statement, so a statement per event paid that each time.
             for part in batches(rows, _ROWS_PER_INSERT):
-                self.conn.execute(_insert_events(len(part)), [v for row in part for v in row])
+                self.conn.execute(_insert_events(len(part)),
+                                  [v for row in part for v in (*row[:6], shapes.get(row[6]) if row[6] else None)])
+
+    def _shape_ids(self, shapes: set[str]) -> dict[str, int]:
+        """The ids of payload shapes (their keys as JSON), added where new (inside the write transaction: no
+        cache outlives it, so a rolled-back shape is never used)."""
+        if not shapes:
+            return {}
+        got = self._map_in("SELECT keys, id FROM event_shapes WHERE keys IN ({ids})", shapes)
+        for keys in sorted(shapes - got.keys()):
+            got[keys] = int(self.conn.execute("INSERT INTO event_shapes (keys) VALUES (?)", (keys,)).lastrowid or 0)
+        return got
 
     def list_events(
         self, after_id: int = 0, types: Sequence[str] | None = None, target: str | None = None, limit: int = 100
     ) -> list[Event]:
         """Events with id > ``after_id``, oldest first, optionally filtered."""
-        sql = "SELECT * FROM events WHERE id > ?"
+        sql = "SELECT e.*, s.keys FROM events e LEFT JOIN event_shapes s ON s.id = e.shape WHERE e.id > ?"
         params: list[Any] = [after_id]
         if types:
-            sql += f" AND type IN ({','.join('?' * len(types))})"
+            sql += f" AND e.type IN ({','.join('?' * len(types))})"
             params += list(types)
         if target is not None:
-            sql += " AND target = ?"
+            sql += " AND e.target = ?"
             params.append(target)
-        sql += " ORDER BY id LIMIT ?"
+        sql += " ORDER BY e.id LIMIT ?"
         params.append(limit)
         return [
-            Event(r["id"], r["type"], r["target"], r["ts"], json.loads(r["payload"]), r["actor"])
+            Event(r["id"], r["type"], r["target"], r["ts"], event_payload(r["payload"], r["keys"]), r["actor"])
             for r in self._rows(sql, params)
         ]
 

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from ...errors import BackendError
 from ...models import Mention, Provenance
 from ..rows import ChunkOffset, Claim, DocVersion, NodeDocuments, PruneResult
 from .sqlbase import SqlHelpers, batches, edge_from_row, marks
@@ -184,10 +185,22 @@ class EvidenceSqlMixin(SqlHelpers):
     # -- mentions --------------------------------------------------------------------------------
 
     def insert_mentions(self, mentions: Sequence[Mention]) -> None:
-        """Record entity occurrences in chunks."""
+        """Record entity occurrences in chunks (stored naming the chunk by its key: the ``mentions`` view shows
+        its id, document and version)."""
+        if not mentions:
+            return
+        keys = {r[0]: (r[1], r[2], r[3]) for r in self._rows_in(
+            "SELECT chunk_id, id, doc_id, version FROM chunks WHERE chunk_id IN ({ids})",
+            {m.chunk_id for m in mentions})}
+        for m in mentions:
+            got = keys.get(m.chunk_id)
+            if got is None or got[1:] != (m.doc_id, m.version):
+                # BackendError, as the foreign key of the table before 0021 (and PostgreSQL's) refused it
+                raise BackendError(f"mention.chunk_id: no chunk {m.chunk_id!r} in document {m.doc_id!r} version "
+                                   f"{m.version}; store the document version (its chunks) before its mentions")
         self.conn.executemany(
-            'INSERT INTO mentions (node_id, chunk_id, doc_id, version, start, "end") VALUES (?, ?, ?, ?, ?, ?)',
-            [(m.node_id, m.chunk_id, m.doc_id, m.version, m.start, m.end) for m in mentions],
+            'INSERT INTO mention_rows (node_id, chunk, start, "end") VALUES (?, ?, ?, ?)',
+            [(m.node_id, keys[m.chunk_id][0], m.start, m.end) for m in mentions],
         )
 
     def mentions_of(self, node_ids: Iterable[str], limit_per_node: int | None = None) -> dict[str, list[Mention]]:
@@ -230,7 +243,7 @@ class EvidenceSqlMixin(SqlHelpers):
         ids = set(node_ids)
         missing = ids - cache.keys()
         if missing:
-            got = self._map_in("SELECT node_id, count(DISTINCT chunk_id) FROM mentions WHERE node_id IN ({ids})"
+            got = self._map_in("SELECT node_id, count(DISTINCT chunk) FROM mention_rows WHERE node_id IN ({ids})"
                                " GROUP BY node_id", missing)
             if len(cache) > _COUNT_CACHE_MAX:
                 cache.clear()
@@ -286,8 +299,11 @@ class EvidenceSqlMixin(SqlHelpers):
 
     def _hub_recent_chunks(self, node_id: str, limit: int, latest: str) -> list[str]:
         """The ``limit`` chunks of an entity's newest mentions, read off the index in id order."""
-        cur = self.conn.execute(f"SELECT m.chunk_id FROM mentions m INDEXED BY mentions_node_recent{latest}"
-                                " WHERE m.node_id = ? ORDER BY m.id DESC", (node_id,))
+        # Off the compact rows (a view cannot take INDEXED BY): the node's index is in rowid (= id) order.
+        only_latest = (" JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version AND d.is_latest = 1"
+                       if latest else "")
+        cur = self.conn.execute("SELECT c.chunk_id FROM mention_rows r INDEXED BY mention_rows_node JOIN chunks c ON"
+                                f" c.id = r.chunk{only_latest} WHERE r.node_id = ? ORDER BY r.id DESC", (node_id,))
         seen: dict[str, None] = {}
         try:
             for (cid,) in cur:

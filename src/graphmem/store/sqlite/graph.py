@@ -191,7 +191,7 @@ class GraphSqlMixin(SqlHelpers):
                 )
                 moved += 1
         c.execute("UPDATE provenance SET item_id = ? WHERE item_kind = 'node' AND item_id = ?", (keep, other))
-        c.execute("UPDATE mentions SET node_id = ? WHERE node_id = ?", (keep, other))
+        c.execute("UPDATE mention_rows SET node_id = ? WHERE node_id = ?", (keep, other))
         # Names: drop the FTS rows through delete + insert so the index stays in step.
         names = self._rows("SELECT kind, norm, alias FROM node_names WHERE node_id = ?", (other,))
         c.execute("DELETE FROM node_names WHERE node_id = ?", (other,))

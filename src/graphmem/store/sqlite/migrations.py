@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from .schema_disk import DISK_MIGRATIONS
 from .schema_graph import GRAPH_MIGRATIONS
 from .schema_hosts import HOSTS_MIGRATIONS
 from .schema_memory import FEED_MIGRATIONS, SKILL_MEMORY_MIGRATIONS
@@ -21,7 +22,8 @@ __all__ = ["MIGRATIONS", "split_sql"]
 
 MIGRATIONS: list[tuple[str, str]] = [*GRAPH_MIGRATIONS, *WIKI_VECTOR_MIGRATIONS, *SKILL_MEMORY_MIGRATIONS,
                                      *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS, *SEARCH_MIGRATIONS,
-                                     *WRITE_PATH_MIGRATIONS, *WIKI_SEE_ALSO_MIGRATIONS, *HOSTS_MIGRATIONS]
+                                     *WRITE_PATH_MIGRATIONS, *WIKI_SEE_ALSO_MIGRATIONS, *HOSTS_MIGRATIONS,
+                                     *DISK_MIGRATIONS]
 """``(name, SQL script)`` in the order they are applied."""
 
 

@@ -10,16 +10,21 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, InvalidInput
+from .documents import CHUNK_TEXTS, read_content
+from .events import event_payload_text
 from .evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
+from .schema_disk import DISK_REPLAYED
 from .schema_memory import REPLAYED_TABLES
-from .sqlbase import SqlHelpers
+from .sqlbase import SqlHelpers, marks
 
 __all__ = ["PortableSqlMixin"]
 
 # Not dumped: SQLite's own tables, full-text indexes (rebuilt by triggers as rows load), counters the
 # triggers keep, the schema's own bookkeeping, and where each feed consumer got to (a deployment's state,
 # not knowledge; a backup keeps it), and the replay log (undo records, meaningful only in this file).
-_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log")
+_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log", "event_shapes")
+# Views dumped and loaded in place of the compact table under them (schema_disk.py): view -> table.
+_VIEWS = {"mentions": "mention_rows"}
 _FTS_EXTERNAL = {"chunks_fts": "chunks", "node_names_fts": "node_names", "pages_fts": "pages", "skills_fts": "skills"}
 # memories_fts is contentless (content=''): it is refilled from memories with the scope column the
 # migration 0008 trigger computes.
@@ -56,12 +61,15 @@ class PortableSqlMixin(SqlHelpers):
                                          "'CREATE VIRTUAL TABLE%'")}
 
     def dump_tables(self) -> list[str]:
-        """Content tables, parents before the tables that reference them."""
-        names = [r[0] for r in self._rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        """Content tables, parents before the tables that reference them (a table stored compactly is dumped
+        through the view that shows it as it was: ``mentions``, not ``mention_rows``)."""
+        names = [r[0] for r in self._rows("SELECT name FROM sqlite_master WHERE type = 'table' OR (type = 'view'"
+                                          f" AND name IN ({marks(len(_VIEWS))})) ORDER BY name", list(_VIEWS))]
         fts = self._fts_tables()
-        keep = [n for n in names if not n.startswith(_DERIVED) and not any(n == f or n.startswith(f + "_")
-                                                                           for f in fts)]
-        parents = {n: {r["table"] for r in self._rows(f'PRAGMA foreign_key_list("{n}")')} - {n} for n in keep}
+        keep = [n for n in names if not n.startswith(_DERIVED) and n not in _VIEWS.values()
+                and not any(n == f or n.startswith(f + "_") for f in fts)]
+        parents = {n: {r["table"] for r in self._rows(f'PRAGMA foreign_key_list("{_VIEWS.get(n, n)}")')} - {n}
+                   for n in keep}
         ordered: list[str] = []
         while len(ordered) < len(keep):
             ready = [n for n in keep if n not in ordered and parents[n] <= set(ordered)]
@@ -84,7 +92,13 @@ class PortableSqlMixin(SqlHelpers):
                 cur = conn.execute(_dump_select(conn, table))
                 cols = [d[0] for d in cur.description]
                 for row in cur:
-                    yield table, {c: _encode(v) for c, v in zip(cols, row)}
+                    out = {c: _encode(v) for c, v in zip(cols, row)}
+                    if table == "documents":  # a text stored as its chunks is written out in full
+                        out["content"] = read_content(out["content"], lambda o=out: conn.execute(  # type: ignore[misc]
+                            CHUNK_TEXTS, (o["doc_id"], o["version"])))
+                    elif table == "events":  # a payload stored as its values, written out as it was given
+                        out["payload"] = event_payload_text(out["payload"], out.pop("shape_keys"))
+                    yield table, out
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -193,7 +207,7 @@ class PortableSqlMixin(SqlHelpers):
         conn = sqlite3.connect(str(path), isolation_level=None)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for table in REPLAYED_TABLES:  # undoing must not log itself
+            for table in (*REPLAYED_TABLES, *DISK_REPLAYED):  # undoing must not log itself
                 for op in "iud":
                     conn.execute(f"DROP TRIGGER IF EXISTS replay_{table}_{op}")
             undone = 0
@@ -228,6 +242,10 @@ class PortableSqlMixin(SqlHelpers):
 def _dump_select(conn: sqlite3.Connection, table: str) -> str:
     """``SELECT *`` of ``table``, with evidence quotes stored as spans (and creation times as their document's)
     written out in full (an export holds the text itself, whoever reads it)."""
+    if table == "events":  # a payload's shape is the store's own encoding, not a column of the event
+        cols = [r[1] for r in conn.execute('PRAGMA table_info("events")') if r[1] != "shape"]
+        return ("SELECT " + ", ".join(f"e.{_q(c)}" for c in cols) + ", s.keys AS shape_keys FROM events e"
+                " LEFT JOIN event_shapes s ON s.id = e.shape ORDER BY e.id")
     if table != "provenance":
         return f'SELECT * FROM "{table}"'
     cols = [r[1] for r in conn.execute('PRAGMA table_info("provenance")')]

@@ -75,7 +75,7 @@ class TransactionMixin(BookkeepingWriteMixin):
     _tls: threading.local
     _depth: int
     _hooks: list[tuple[Callable[[], None] | None, Callable[[], None] | None, Callable[[], None] | None]]
-    _event_buffer: list[tuple[int, str, str, str, str | None, str]]
+    _event_buffer: list[tuple[int, str, str, str, str | None, str, str | None]]  # see EventSqlMixin
     _next_event_id: int
     _just_inserted: tuple[dict[str, tuple[int, str]], dict[tuple[str, int], str]]
     _flush_events: Callable[[], None]  # EventSqlMixin's: writes the events buffered for COMMIT
