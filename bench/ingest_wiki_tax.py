@@ -9,11 +9,19 @@ batch by batch in turn:
 - ``store-only``  no embeddings, no wiki pages (the row's primitive).
 
 It prints wall and CPU ms per document (p50 over batches, and totals) and the ratios to
-store-only; ``--profile N`` also prints the cProfile top N functions (cumulative, then own time) of the default
-config's ingests, which is what docs/benchmarks.md's "Default ingest and the wiki" quotes.
+store-only, and the CPU of the calling thread alone (the writer: the rest is the extraction
+pool's and, with embeddings, any tokenizer worker threads'); ``--profile N`` also prints the
+cProfile top N functions (cumulative, then own time) of the default config's ingests, which
+is what docs/benchmarks.md's "Default ingest and the wiki" sections quote.
 
     python bench/ingest_wiki_tax.py --data ../shared/data [--docs 200] [--profile 25]
         [--out bench/results/ingest_wiki_tax.json]
+
+``--base SRC --rounds N`` compares two versions instead: N rounds, each running this script
+once with ``PYTHONPATH=SRC`` (before: e.g. ``git archive <rev> src | tar -x -C /tmp/base``,
+SRC = /tmp/base/src) and once with this checkout's code (after), in turn, then prints one
+table of every run's ratios (the machine's load changes between runs; the ratios of one run
+are what compare) and writes it to ``--out``.
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=20)
     ap.add_argument("--profile", type=int, default=0, help="print this many top functions of the default config")
     ap.add_argument("--out", default="bench/results/ingest_wiki_tax.json", type=Path)
+    ap.add_argument("--base", type=Path, help="the 'before' version's src/ folder: compare it with this checkout")
+    ap.add_argument("--rounds", type=int, default=2, help="with --base: before/after pairs, alternating")
     args = ap.parse_args(argv)
+    if args.base is not None:
+        return compare(args)
     corpus = json.loads((args.data / "2wiki" / "2wikimultihopqa_corpus.json").read_text(encoding="utf-8"))
     corpus = corpus[: args.docs]
     model = f"model2vec:{static_model_dir(args.data)}"
@@ -53,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "store-only": {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}},
     }
     per: dict[str, list[tuple[float, float]]] = {k: [] for k in configs}
+    main_cpu: dict[str, float] = {k: 0.0 for k in configs}  # this thread's CPU seconds, all batches
     prof = cProfile.Profile() if args.profile else None
     pages = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,13 +79,14 @@ def main(argv: list[str] | None = None) -> int:
             part.write_text(json.dumps(corpus[i:i + args.batch]), encoding="utf-8")
             n = len(corpus[i:i + args.batch])
             for name, kb in kbs.items():
-                w, c = time.perf_counter(), time.process_time()
+                w, c, t = time.perf_counter(), time.process_time(), time.thread_time()
                 if prof is not None and name == "default":
                     prof.enable()
                 kb.ingest_paths([part], extractor="offline")
                 if prof is not None and name == "default":
                     prof.disable()
                 per[name].append(((time.perf_counter() - w) * 1000 / n, (time.process_time() - c) * 1000 / n))
+                main_cpu[name] += time.thread_time() - t
         pages = len(kbs["default"].store.list_pages(None))
         for kb in kbs.values():
             kb.close()
@@ -78,16 +94,20 @@ def main(argv: list[str] | None = None) -> int:
     base_cpu = sum(c for _, c in per["store-only"])
     base_wall = sum(w for w, _ in per["store-only"])
     print(f"\n{len(corpus)} documents, batches of {args.batch}; default config made {pages} wiki pages\n")
-    print("| config | wall ms/doc p50 | cpu ms/doc p50 | cpu ms/doc mean | cpu ratio to store-only (mean) |")
-    print("|---|---|---|---|---|")
+    print("| config | wall ms/doc p50 | cpu ms/doc p50 | cpu ms/doc mean | cpu ratio to store-only (mean) "
+          "| calling thread cpu ms/doc | its ratio |")
+    print("|---|---|---|---|---|---|---|")
     for name, xs in per.items():
         cpu_mean = sum(c for _, c in xs) / len(xs)
         r = {"config": name, "wall_p50_ms": round(percentile([w for w, _ in xs], 50), 2),
              "cpu_p50_ms": round(percentile([c for _, c in xs], 50), 2), "cpu_mean_ms": round(cpu_mean, 2),
              "cpu_ratio": round(sum(c for _, c in xs) / max(base_cpu, 1e-9), 2),
-             "wall_ratio": round(sum(w for w, _ in xs) / max(base_wall, 1e-9), 2)}
+             "wall_ratio": round(sum(w for w, _ in xs) / max(base_wall, 1e-9), 2),
+             "main_thread_cpu_ms": round(main_cpu[name] * 1000 / len(corpus), 2),
+             "main_thread_ratio": round(main_cpu[name] / max(main_cpu["store-only"], 1e-9), 2)}
         rows.append(r)
-        print(f"| {name} | {r['wall_p50_ms']} | {r['cpu_p50_ms']} | {r['cpu_mean_ms']} | {r['cpu_ratio']} |")
+        print(f"| {name} | {r['wall_p50_ms']} | {r['cpu_p50_ms']} | {r['cpu_mean_ms']} | {r['cpu_ratio']} "
+              f"| {r['main_thread_cpu_ms']} | {r['main_thread_ratio']} |")
     profile_text = ""
     if prof is not None:
         buf = io.StringIO()
@@ -99,6 +119,37 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"rows": rows, "pages": pages, "command": " ".join(sys.argv),
                                     "profile": profile_text}, indent=2), encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Alternate before (``--base``) and after (this checkout) runs; one table of their ratios."""
+    here = Path(__file__).resolve()
+    mine = str(here.parent.parent / "src")
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for rnd in range(1, args.rounds + 1):
+            for version, src in (("before", str(args.base.resolve())), ("after", mine)):
+                out = Path(tmp) / f"{version}{rnd}.json"
+                env = {**os.environ, "PYTHONPATH": src}
+                subprocess.run([sys.executable, str(here), "--data", str(args.data), "--docs", str(args.docs),
+                                "--batch", str(args.batch), "--out", str(out)],
+                               env=env, check=True, stdout=subprocess.DEVNULL)
+                rows = {r["config"]: r for r in json.loads(out.read_text(encoding="utf-8"))["rows"]}
+                runs.append({"round": rnd, "version": version, "rows": rows})
+    print(f"\n{args.docs} documents, batches of {args.batch}; before = {args.base}, after = {mine}\n")
+    print("| round | version | default cpu ms/doc | no-wiki | store-only | default / store-only "
+          "| no-wiki / store-only | wiki's share: (default − no-wiki) / store-only "
+          "| calling thread: default / store-only |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for run in runs:
+        d, n, s = (run["rows"][k] for k in ("default", "no-wiki", "store-only"))
+        run["wiki_share"] = round((d["cpu_mean_ms"] - n["cpu_mean_ms"]) / max(s["cpu_mean_ms"], 1e-9), 2)
+        print(f"| {run['round']} | {run['version']} | {d['cpu_mean_ms']} | {n['cpu_mean_ms']} | {s['cpu_mean_ms']} "
+              f"| **{d['cpu_ratio']}** | {n['cpu_ratio']} | {run['wiki_share']} | {d['main_thread_ratio']} |")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"runs": runs, "command": " ".join(sys.argv)}, indent=2), encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

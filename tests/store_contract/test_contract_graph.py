@@ -14,7 +14,7 @@ PROTOCOL = GraphStore
 contract = pytest.mark.contract
 
 
-@contract("insert_node", "get_nodes", "find_nodes", "node_names")
+@contract("insert_node", "get_nodes", "find_nodes", "node_names", "node_labels")
 def test_nodes_with_names_and_aliases(store) -> None:
     ada = node(store, "ada", "Ada Lovelace", type="person", aliases=("Ada", "Countess"))
     node(store, "ada2", "Ada", kind="memory")  # names are per kind
@@ -30,6 +30,9 @@ def test_nodes_with_names_and_aliases(store) -> None:
     assert store.find_nodes("memory", ["ada"]) == {"ada": "ada2"}
     assert store.node_names(["ada", "bob", "zzz"]) == {"ada": "Ada Lovelace", "bob": "Bob"}
     assert store.get_nodes([]) == {} and store.find_nodes("entity", []) == {} and store.node_names([]) == {}
+    assert store.node_labels(["ada", "bob", "zzz", "ada", "ada2"]) == {
+        "ada": ("Ada Lovelace", "person"), "bob": ("Bob", "thing"), "ada2": ("Ada", "thing")}
+    assert store.node_labels([]) == {}
 
 
 @contract("insert_node")

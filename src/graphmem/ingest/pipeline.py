@@ -16,7 +16,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -400,10 +400,16 @@ _PREFETCH_MAX = 8192  # texts embedded ahead of a batch (their vectors are held 
 
 
 def _prefetch_vectors(ctx: Context, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
-    """Embed the next batch's chunks and entity names in one model call, before its transaction."""
+    """Embed the next batch's chunks, entity names and relation facts in one model call, before its
+    transaction. The batch's extractions are awaited first (the writer waits for them right after
+    anyway): skipping the unfinished ones left their names to ~20 small model calls per batch, each
+    paying the tokenizer's and the model's per-call cost (and waking the tokenizer's threads)."""
     ctx.embeddings.clear_prefetched()
     if ctx.embeddings.model_id is None:
         return
+    wants_names = ctx.config.embeddings.embed_entities or ctx.config.embeddings.embed_relations
+    if wants_names:
+        wait([fut for _, fut in batch])
     size, overlap = ctx.config.chunking.size, ctx.config.chunking.overlap
     texts: list[str] = []
     for doc, fut in batch:
@@ -411,7 +417,7 @@ def _prefetch_vectors(ctx: Context, batch: Sequence[tuple[SourceDocument, Future
             break
         texts += [embedding_text((doc.title or doc.doc_id).strip() or doc.doc_id, doc.text[s:e])
                   for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
-        if fut.done() and not fut.cancelled() and fut.exception() is None:
+        if wants_names and fut.done() and not fut.cancelled() and fut.exception() is None:
             outcome = fut.result()
             if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_entities:
                 texts += [e.name for e in outcome[0].entities]

@@ -188,11 +188,14 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     ent_ids = list(dict.fromkeys(ent_ids))
 
     # -- entities: bounded relations, documents, conflicts -------------------------------------------
-    ctx.nodes = store.get_nodes(ent_ids)
+    # Most of a batch's entities get no page: a summary lists them by name and type only, so
+    # full nodes (aliases, properties) are read for the others alone.
+    ctx.nodes = _labelled(store, ent_ids)
     ent_ids = [n for n in ent_ids if n in ctx.nodes]
     per_ent: dict[str, tuple[list[Edge], bool, list[DocVersion], bool, list[Edge]]] = {}
     others: set[str] = set()
     pageless = _pageless(store, ent_ids, ctx.nodes, min_docs)
+    ctx.nodes.update(store.get_nodes(n for n in ent_ids if n not in pageless))
     for nid in ent_ids:
         if nid in pageless:
             continue
@@ -208,7 +211,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     # Names are needed only for the ends that are shown as text (no page to link to).
     missing = {n for n in others - set(ctx.nodes) if ENT + n not in ctx.slugs}
     if missing:
-        ctx.nodes.update(store.get_nodes(missing))
+        ctx.nodes.update(_labelled(store, missing))
     shown = [e for v in per_ent.values() for e in v[0] + v[4]] + [e for v in per_doc.values() for e, _ in v[0]]
     ctx.opposed = store.find_edges((e.source, opposite[e.type], e.target) for e in shown if e.type in opposite)
     edge_ids = {e.id for e in shown} | {e.id for v in per_doc.values() for e in v[2]}
@@ -310,6 +313,12 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
                  "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
                  "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": sorted(relink)}
     return plan
+
+
+def _labelled(store: Store, node_ids: Iterable[str]) -> dict[str, Node]:
+    """Entities with their name and type only (no aliases or properties: a name shown as text, a
+    summary's entity line, the checks of :func:`_pageless`)."""
+    return {n: Node(n, "entity", name, type_) for n, (name, type_) in store.node_labels(node_ids).items()}
 
 
 def _pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_docs: int) -> set[str]:

@@ -157,6 +157,14 @@ class GraphPgMixin(FtsPgMixin):
             return {}
         return {r[0]: r[1] for r in self._rows("SELECT id, name FROM nodes WHERE id = ANY(%s)", [wanted])}
 
+    def node_labels(self, node_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """``(name, type)`` per node id (no aliases, no JSON): for listing many nodes by name."""
+        wanted = list(dict.fromkeys(node_ids))
+        if not wanted:
+            return {}
+        return {r[0]: (r[1], r[2]) for r in self._rows("SELECT id, name, type FROM nodes WHERE id = ANY(%s)",
+                                                       [wanted])}
+
     def has_entities(self) -> bool:
         """Whether the knowledge graph holds any entity."""
         return self._one("SELECT 1 FROM nodes WHERE kind = 'entity' LIMIT 1") is not None

@@ -59,6 +59,10 @@ class GraphStore(Protocol):
         """Display name per node."""
         ...
 
+    def node_labels(self, node_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """``(name, type)`` per node (no aliases, no properties): for listing many nodes by name."""
+        ...
+
     def has_entities(self) -> bool:
         """Whether any node of kind ``entity`` exists."""
         ...

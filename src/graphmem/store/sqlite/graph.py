@@ -152,6 +152,12 @@ class GraphSqlMixin(SqlHelpers):
         """Display name per node id (no aliases, no JSON): for paths and subgraphs."""
         return self._map_in("SELECT id, name FROM nodes WHERE id IN ({ids})", node_ids)
 
+    def node_labels(self, node_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """``(name, type)`` per node id (no aliases, no JSON): the wiki lists a batch's hundreds of entities
+        by name and type, and builds full nodes only for those that get a page."""
+        return {r[0]: (r[1], r[2]) for r in self._rows_in("SELECT id, name, type FROM nodes WHERE id IN ({ids})",
+                                                          node_ids)}
+
     def has_entities(self) -> bool:
         """Whether the knowledge graph holds any entity."""
         return self.conn.execute("SELECT 1 FROM nodes WHERE kind = 'entity' LIMIT 1").fetchone() is not None
