@@ -37,6 +37,7 @@ SHIPPED = {
     "0014_events_by_type_scan": "c42548708a5f1c0a5400078ef0e0f4e4f58aa9a62d88c9c70973bd9af182df50",
     "0016_page_links_target_source": "42a2b678fac35b61aa168e5c3e7d6802c3a8c3a4649fc9cdddbb6f815dba65c8",
     "0020_pgops_page_text": "e0c6484abd6e0e12133f8cc73d05f41dc61aea2fe7fde9115f2e7f6217869913",
+    "0022_memory_read_generations": "89602d9927ae429a69acac6cb6ceafe3c9b4e75ec2c5b16c27754d93e35e9b02",
 }
 
 
