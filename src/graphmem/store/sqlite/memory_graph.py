@@ -33,8 +33,8 @@ _NEWER_SQL = (f"SELECT {_COLS}, s.id IS NOT NULL, t.id IS NOT NULL FROM edges e"
               " LEFT JOIN memories s ON s.id = e.source LEFT JOIN memories t ON t.id = e.target"
               " WHERE e.rowid > ? AND (s.id IS NOT NULL OR t.id IS NOT NULL) ORDER BY e.rowid")
 
-# (confidence, rowid, other end, type): sorted by (-confidence, rowid)
-_Entry = tuple[float, int, str, str]
+# (confidence, rowid, the answer's tuple): sorted by (-confidence, rowid)
+_Entry = tuple[float, int, MemoryNeighbour]
 
 
 class MemoryGraphCache:
@@ -59,10 +59,14 @@ class MemoryGraphCache:
         for mid in ids:
             got: list[MemoryNeighbour] = []
             for lists in (self._out, self._in):
-                for weight, _, other, type_ in lists.get(mid, [])[:per_node]:
-                    if weight < min_weight:  # strongest first: the rest are weaker still
+                first = lists.get(mid, [])[:per_node]
+                if first and first[-1][0] >= min_weight:  # strongest first: all of them pass
+                    got += [e[2] for e in first]
+                    continue
+                for weight, _, nb in first:
+                    if weight < min_weight:
                         break
-                    got.append(MemoryNeighbour(other, weight, type_))
+                    got.append(nb)
             out[mid] = got
         return out
 
@@ -72,8 +76,8 @@ class MemoryGraphCache:
         if self.disabled or conn.in_transaction or not self._sync(conn) or any(i not in self._known for i in ids):
             return None
         wanted = set(ids)
-        out = [MemoryEdgeRow(s, t, ty, float(w)) for s in wanted for w, _, t, ty in self._out.get(s, ())
-               if t in wanted and w >= min_weight]
+        out = [MemoryEdgeRow(s, nb.other, nb.type, float(nb.weight)) for s in wanted
+               for _, _, nb in self._out.get(s, ()) if nb.other in wanted and nb.weight >= min_weight]
         return sorted(out, key=lambda e: (-e[3], e[0], e[1], e[2]))
 
     def _sync(self, conn: sqlite3.Connection) -> bool:
@@ -96,8 +100,7 @@ class MemoryGraphCache:
             return False
         self._out, self._in, self._known = {}, {}, known
         for rowid, source, target, weight, type_ in rows:
-            self._out.setdefault(source, []).append((weight, rowid, target, type_))
-            self._in.setdefault(target, []).append((weight, rowid, source, type_))
+            self._add(rowid, source, target, weight, type_)
         for lists in (self._out, self._in):
             for lst in lists.values():
                 lst.sort(key=_order)
@@ -109,8 +112,7 @@ class MemoryGraphCache:
         touched: set[tuple[int, str]] = set()
         for rowid, source, target, weight, type_, source_is_memory, target_is_memory in conn.execute(
                 _NEWER_SQL, (self._top,)):
-            self._out.setdefault(source, []).append((weight, rowid, target, type_))
-            self._in.setdefault(target, []).append((weight, rowid, source, type_))
+            self._add(rowid, source, target, weight, type_)
             touched |= {(0, source), (1, target)}
             # A memory written after the load has no edge older than its first one.
             self._known |= {m for m, is_memory in ((source, source_is_memory), (target, target_is_memory))
@@ -118,6 +120,10 @@ class MemoryGraphCache:
             self._top = max(self._top, rowid)
         for side, node in touched:
             (self._out if side == 0 else self._in)[node].sort(key=_order)
+
+    def _add(self, rowid: int, source: str, target: str, weight: float, type_: str) -> None:
+        self._out.setdefault(source, []).append((weight, rowid, MemoryNeighbour(target, weight, type_)))
+        self._in.setdefault(target, []).append((weight, rowid, MemoryNeighbour(source, weight, type_)))
 
 
 def _order(entry: _Entry) -> tuple[float, int]:
