@@ -152,3 +152,29 @@ def test_scope_ids_follow_adds_archiving_and_deletes_elsewhere(home: Path) -> No
 def _open_ids(home: Path, filters: dict[str, Any], archived: bool) -> list[str] | None:
     with _open(home) as ref:
         return ref.store.memory_scope_ids(filters, archived, 1000)
+
+
+def test_common_word_memo_follows_a_delete_by_another_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo of words too common to search for (kept per memory.generation and highest rowid_) is
+    dropped when a memory goes by the graph's node delete in another connection (migration 0022's trigger):
+    the word that was common is searched for again, as a fresh store does."""
+    import functools
+
+    from graphmem.store.sqlite import memory as sqlite_memory
+
+    # A small table's thresholds: a word in more than half of the rows (and at least 2) is common.
+    monkeypatch.setattr(sqlite_memory, "pruned_fts_query",
+                        functools.partial(sqlite_memory.pruned_fts_query, max_share=0.5, floor=2))
+    home = tmp_path / "kb"
+    with _open(home) as kb:
+        kb.memory.add(["boats on the lake", "boats in the harbour", "boats and a zebra", "a quiet garden"],
+                      user_id="u1")
+    with _open(home) as kb, _open(home) as other:
+        assert kb.store._memory_fts_expr("boats zebra") == '"zebra"'  # type: ignore[attr-defined]
+        for m in other.memory.get_all(user_id="u1").results:
+            if m.memory in ("boats on the lake", "boats in the harbour"):
+                other.graph.delete_node(m.id)
+        assert kb.store._memory_fts_expr("boats zebra") == '"boats" OR "zebra"'  # type: ignore[attr-defined]
+        with _open(home) as fresh:
+            assert fresh.store._memory_fts_expr("boats zebra") == '"boats" OR "zebra"'  # type: ignore[attr-defined]
+        assert kb.memory.search("boats zebra", user_id="u1").results[0].memory == "boats and a zebra"
