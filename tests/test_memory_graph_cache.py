@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import graphmem
+from graphmem.store.sqlite import memory_graph
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}}
 TOPICS = ["boats", "cars", "trains", "planes", "tea"]
@@ -40,6 +41,12 @@ def _sql_answers(home: Path, ids: list[str]) -> tuple[Any, Any]:
 
 def _held_answers(kb: graphmem.KnowledgeBase, ids: list[str]) -> tuple[Any, Any]:
     return (kb.store.memory_neighbours(ids, 0.0), kb.store.memory_edges_among(ids))
+
+
+@pytest.fixture(autouse=True)
+def _load_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph is loaded at the first read here (a store loads it after LOAD_AFTER_READS reads by SQL)."""
+    monkeypatch.setattr(memory_graph, "LOAD_AFTER_READS", 0)
 
 
 @pytest.fixture
@@ -178,3 +185,17 @@ def test_common_word_memo_follows_a_delete_by_another_path(tmp_path: Path, monke
         with _open(home) as fresh:
             assert fresh.store._memory_fts_expr("boats zebra") == '"boats" OR "zebra"'  # type: ignore[attr-defined]
         assert kb.memory.search("boats zebra", user_id="u1").results[0].memory == "boats and a zebra"
+
+
+def test_the_graph_is_loaded_only_after_some_reads_by_sql(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory_graph, "LOAD_AFTER_READS", 3)
+    with _open(home) as kb:
+        ids = _ids(kb)
+        cache = kb.store._memory_graph()  # type: ignore[attr-defined]
+        answers = [kb.store.memory_neighbours(ids, 0.0) for _ in range(4)]
+        assert cache._state is not None and len(cache._known) == len(ids)  # loaded at the fourth read
+        assert all(a == answers[0] for a in answers)
+        assert answers[0] == _sql_answers(home, ids)[0]
+    with _open(home) as kb:
+        kb.store.memory_neighbours(ids, 0.0)
+        assert kb.store._memory_graph()._state is None  # type: ignore[attr-defined]  # one read: SQL only
