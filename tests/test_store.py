@@ -40,6 +40,7 @@ SHIPPED = {
     "0021_mention_rows": "e6e6cf05a6afedbdb6ec20c7ea2010eebb3618b99e8860ebf1f86a5b66ab9fbf",
     "0021_document_text_from_chunks": "7e93f25ab31a6da2f569b30d449c1024203dab98be4537592a20970520b93362",
     "0021_event_payload_shapes": "300574ecff43e388b1561c70dbb47c593ed863d6912cd00d1edd8d0a44e41323",
+    "0022_memory_read_generations": "89602d9927ae429a69acac6cb6ceafe3c9b4e75ec2c5b16c27754d93e35e9b02",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -64,7 +65,8 @@ def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any],
     ids = (scope_ids or ScopeIds(ctx, filters, include_archived)).ids()
     if ids is not None:
         sims = idx.similarity(qvec, [i for i in ids if i != exclude])
-        return sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        # nsmallest is sorted()[:k] without sorting the whole scope
+        return heapq.nsmallest(k, sims.items(), key=lambda kv: (-kv[1], kv[0]))
     n = max(200, 20 * k)
     while True:
         hits = [(i, s) for i, s in idx.search(qvec, n) if i != exclude]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..context import Context
 from ..retrieval.config import MemoryConfig, search_config
-from ..retrieval.core import expand_bfs, ranked, seed_strengths, weighted_score
+from ..retrieval.core import expand_bfs, ranked, seed_strengths
 from ..retrieval.fusion import max_normalise
 from ..retrieval.ppr import personalized_pagerank
 from ..retrieval.seeds import find_seed_entities
@@ -34,6 +34,7 @@ LEXICAL_DEPTH = 1000  # BM25 rows read per search (the scope's matches; seeds an
 PPR_EPS = 2e-3  # push threshold: same LoCoMo recall as 1e-4, half the latency
 # A path must improve a memory's graph score by more than float noise to become its parent.
 MIN_GAIN = 1e-12
+_PART_NAMES = ("dense", "lexical", "graph", "frequency", "personal", "success", "relevance")
 
 Lookup = Callable[[list[str]], dict[str, list[tuple[str, float, str]]]]
 Parent = tuple[str, str, float]  # (from memory, edge type, edge weight)
@@ -45,7 +46,7 @@ class Ranked:
 
     ids: list[str]
     score: dict[str, float]
-    parts: dict[str, dict[str, Any]]
+    parts: dict[str, dict[str, Any]]  # the score's parts of each of ``ids``
     parent: dict[str, Parent] = field(default_factory=dict)  # node -> (from, type, weight)
     rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the full rows of ``ids``
 
@@ -189,10 +190,12 @@ def _rerank(ctx: Context, query: str, qvec: np.ndarray | None, cands: list[str],
     fb = store.memory_feedback(cands) if rc.delta_personal else {}
     max_uses = max((rows[c].uses for c in cands), default=0)
     now = parse_iso(ctx.now())
-    weights = (("dense", rc.alpha_dense), ("lexical", rc.beta_bm25), ("graph", rc.gamma_graph),
-               ("personal", rc.delta_personal), ("frequency", rc.epsilon_frequency), ("success", rc.zeta_success))
+    # the weighted sum in weighted_score's order (the same floats), its parts kept as tuples: only the
+    # final ``limit`` get their rounded dicts (a search scores ~50 candidates and shows ~10)
+    wd, wl, wg, wp, wf, ws = (rc.alpha_dense, rc.beta_bm25, rc.gamma_graph, rc.delta_personal, rc.epsilon_frequency,
+                              rc.zeta_success)
     score: dict[str, float] = {}
-    parts: dict[str, dict[str, Any]] = {}
+    raw: dict[str, tuple[float, float, float, float, float, float, float]] = {}
     for c in cands:
         r = rows[c]
         d = max(0.0, dense.get(c, 0.0))
@@ -203,10 +206,8 @@ def _rerank(ctx: Context, query: str, qvec: np.ndarray | None, cands: list[str],
         success = (r.helpful - r.unhelpful) / (votes + 1)
         personal = _personal(query, fb.get(c, []))
         rel = relevance_now(r.quality, r.floor, r.used_at, now, rc.half_life_days)
-        raw = {"dense": d, "lexical": lx, "graph": g, "personal": personal, "frequency": freq, "success": success}
-        score[c] = weighted_score(raw, weights) * rel
-        parts[c] = {"dense": round(d, 6), "lexical": round(lx, 6), "graph": round(g, 6), "frequency": round(freq, 6),
-                    "personal": round(personal, 6), "success": round(success, 6), "relevance": round(rel, 6),
-                    "was_seed": c in seeds}
+        score[c] = sum((wd * d, wl * lx, wg * g, wp * personal, wf * freq, ws * success)) * rel
+        raw[c] = (d, lx, g, freq, personal, success, rel)
     order = ranked(score)[:limit]
+    parts = {c: dict(zip(_PART_NAMES, (round(x, 6) for x in raw[c])), was_seed=c in seeds) for c in order}
     return Ranked(order, score, parts, parent, store.get_memories(order))

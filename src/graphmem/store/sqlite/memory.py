@@ -35,6 +35,7 @@ from ..rows import (
     WeightUpdate,
 )
 from .fts import pruned_fts_query
+from .memory_graph import MemoryGraphCache
 from .sqlbase import MAX_VARS, SqlHelpers, batches
 
 __all__ = ["MemorySqlMixin", "SCOPE_FIELDS"]
@@ -48,6 +49,7 @@ _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope
 
 
 _SELECT_COLUMNS = ", ".join(_COLUMNS)
+_HELD_SCOPES = 256  # scopes whose ids a store keeps (all are dropped when more are asked for)
 _ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
 
 
@@ -138,10 +140,31 @@ class MemorySqlMixin(SqlHelpers):
         return [_row(r) for r in rows]
 
     def memory_scope_ids(self, filters: ScopeFilters, include_archived: bool, limit: int) -> list[str] | None:
-        """Ids of the memories of a scope, or None when there are more than ``limit``."""
+        """Ids of the memories of a scope, or None when there are more than ``limit`` (kept per scope while
+        ``memory.generation`` and the highest rowid_ stay: migration 0022 bumps the one for every change of a
+        memory's scope columns, archived flag or existence; a new memory raises the other)."""
+        key = (tuple(sorted((k, v) for k, v in filters.items() if v is not None)), include_archived, limit)
+        state = self._memory_state()
+        held = self.__dict__.setdefault("_memory_scope_ids", {})
+        if state is not None and key in held and held[key][0] == state:
+            return cast("list[str] | None", held[key][1])
         where, params = _where(filters, include_archived)
         rows = self._rows(f"SELECT id FROM memories m WHERE {where} LIMIT ?", [*params, limit + 1])
-        return None if len(rows) > limit else [r[0] for r in rows]
+        ids = None if len(rows) > limit else [r[0] for r in rows]
+        if state is not None:
+            if len(held) >= _HELD_SCOPES:
+                held.clear()
+            held[key] = (state, ids)
+        return ids
+
+    def _memory_state(self) -> tuple[object, int] | None:
+        """``(memory.generation, highest rowid_)``: what keys this process's copies of memory facts; None
+        inside a write transaction (rows that may still be rolled back are not kept)."""
+        if self.conn.in_transaction:
+            return None
+        gen, top = self.conn.execute("SELECT (SELECT value FROM kb_meta WHERE key = 'memory.generation'),"
+                                     " coalesce(max(rowid_), 0) FROM memories").fetchone()
+        return (gen, int(top))
 
     def memory_vectors(self, filters: ScopeFilters, model: str, limit: int, after_rowid: int = 0
                        ) -> list[MemoryVectorRow] | None:
@@ -264,8 +287,17 @@ class MemorySqlMixin(SqlHelpers):
             [*ids, *params, limit])]
 
     def _memory_fts_expr(self, text: str) -> str | None:
-        total = self.conn.execute("SELECT coalesce(max(rowid_), 0) FROM memories").fetchone()[0]
-        return pruned_fts_query(self.conn, "memories_fts", text, total, memo=self._prune_memo("memories_fts", total))
+        # Which words are too common to search for: kept while no memory's text or scope changed and none
+        # was added (_memory_state); the shared memo, emptied by every write to the file, lost them to each
+        # search's own use counts.
+        state = self._memory_state()
+        if state is None:
+            total = self.conn.execute("SELECT coalesce(max(rowid_), 0) FROM memories").fetchone()[0]
+            return pruned_fts_query(self.conn, "memories_fts", text, total)
+        held = self.__dict__.get("_memory_fts_words")
+        if held is None or held[0] != state:
+            held = self.__dict__["_memory_fts_words"] = (state, {})
+        return pruned_fts_query(self.conn, "memories_fts", text, state[1], memo=held[1])
 
     @staticmethod
     def _scoped_expr(words: str, filters: ScopeFilters) -> str:
@@ -324,6 +356,9 @@ class MemorySqlMixin(SqlHelpers):
         out: dict[str, list[MemoryNeighbour]] = {mid: [] for mid in ids}
         if not ids:
             return out
+        held = self._memory_graph().neighbours(self.conn, ids, min_weight, per_node)
+        if held is not None:
+            return held
         listed = json.dumps(ids)
         rows = self._rows(_NEIGHBOURS_SQL, (listed, min_weight, per_node, listed, min_weight, per_node))
         # direction, then strongest first, then write order: what the per-memory ORDER BY gave
@@ -332,12 +367,22 @@ class MemorySqlMixin(SqlHelpers):
             out[mid].append(MemoryNeighbour(other, weight, type_))
         return out
 
+    def _memory_graph(self) -> MemoryGraphCache:
+        """This store's memory graph in RAM (memory_graph.py: exact across processes)."""
+        cache = self.__dict__.get("_memory_graph_cache")
+        if cache is None:
+            cache = self.__dict__["_memory_graph_cache"] = MemoryGraphCache()
+        return cast(MemoryGraphCache, cache)
+
     def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
                            ) -> list[MemoryEdgeRow]:
         """``(source, target, type, weight)`` of the edges whose two ends are among ``memory_ids``."""
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return []
+        held = self._memory_graph().edges_among(self.conn, ids, min_weight)
+        if held is not None:
+            return held
         out: list[MemoryEdgeRow] = []
         wanted = set(ids)
         for part in batches(ids, MAX_VARS // 2):

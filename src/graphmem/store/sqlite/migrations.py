@@ -13,6 +13,7 @@ from .schema_disk import DISK_MIGRATIONS
 from .schema_graph import GRAPH_MIGRATIONS
 from .schema_hosts import HOSTS_MIGRATIONS
 from .schema_memory import FEED_MIGRATIONS, SKILL_MEMORY_MIGRATIONS
+from .schema_memory_reads import MEMORY_READ_MIGRATIONS
 from .schema_read import READ_PATH_MIGRATIONS
 from .schema_search import SEARCH_MIGRATIONS
 from .schema_wiki import WIKI_SEE_ALSO_MIGRATIONS, WIKI_VECTOR_MIGRATIONS
@@ -23,7 +24,7 @@ __all__ = ["MIGRATIONS", "split_sql"]
 MIGRATIONS: list[tuple[str, str]] = [*GRAPH_MIGRATIONS, *WIKI_VECTOR_MIGRATIONS, *SKILL_MEMORY_MIGRATIONS,
                                      *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS, *SEARCH_MIGRATIONS,
                                      *WRITE_PATH_MIGRATIONS, *WIKI_SEE_ALSO_MIGRATIONS, *HOSTS_MIGRATIONS,
-                                     *DISK_MIGRATIONS]
+                                     *DISK_MIGRATIONS, *MEMORY_READ_MIGRATIONS]
 """``(name, SQL script)`` in the order they are applied."""
 
 
