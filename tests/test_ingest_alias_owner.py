@@ -191,6 +191,9 @@ def test_the_batched_write_stores_the_rows_of_one_ingest_per_document(tmp_path: 
     assert sorted((names[s], t, names[d]) for _, s, d, t, _ in got["edges"]) == [
         ("billing", "reviews", "reporter"), ("ledger db", "backs", "reporter"),
         ("local disk buffer", "feeds", "reporter"), ("reporter", "reads", "ledger db")]
+    d3 = _records()[2]["text"]
+    assert [(names[n], d3[s:e]) for n, c, s, e in got["mentions"] if c.startswith("d3:")] == [
+        ("reporter", "reporter"), ("local disk buffer", "local disk buffer")]  # "LDB" is not the buffer's
 
 
 def test_the_guarded_retry_stores_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
