@@ -327,15 +327,18 @@ class _GraphWriter:
 
         The graph is asked once for every name of the document, and the new nodes are written in one batch
         (before the next alias write, so that rows are numbered as one call per entity would number them):
-        what a name resolves to follows from the names seen so far, which ``owner`` tracks."""
+        what a name resolves to follows from the names seen so far, which ``owner`` tracks.
+
+        An entity is found by its own name first (in this document or the graph), then by its aliases. A name
+        another entity owns is refused (with a warning naming the owner) and stays out of this document's name
+        map: the document's relations naming it resolve, through the graph, to the entity that owns it — the
+        one owner the store knows — never to the entity that claimed it."""
         specs = [(ent, [(ent.name, normalize_name(ent.name))] + [(a, normalize_name(a)) for a in ent.aliases])
                  for ent in entities]
         owner = self.store.find_nodes(ENTITY, list(dict.fromkeys(n for _, names in specs for _, n in names)))
         for i, (ent, names) in enumerate(specs):
             label = f"entities[{i}] '{ent.name}'"
-            node_id = next((self.local[n] for _, n in names if n in self.local), None)
-            if node_id is None:
-                node_id = next((owner[n] for _, n in names if n in owner), None)
+            node_id = self._resolve(names, owner)
             etype = self._entity_type(ent.type)
             if node_id is None:
                 node_id = short_id("n_", ENTITY, names[0][1])
@@ -356,18 +359,41 @@ class _GraphWriter:
                     self.store.add_names(node_id, ENTITY, [(a, n) for a, n in fresh if n not in owner])
                     owner.update((n, node_id) for _, n in fresh if n not in owner)
                 if taken:
+                    owners = self._names_of({owner[n] for n in taken})
                     self.result.warnings.append(
-                        f"{label}: alias(es) {taken} already name another entity; not added as aliases"
+                        f"{label}: alias(es) {taken} already name another entity ({owners}); not added as aliases "
+                        "(this document's relations naming them go to that entity)"
                     )
                 first_here = node_id not in self._local_ids
                 if first_here:
                     self.result.nodes_linked += 1
                 self._settle_type(node_id, etype, label, report=first_here)
+            # Only the names this node owns: a refused alias would send the document's relations (and mentions)
+            # naming it to the claimant instead of its owner. Every value of ``local`` is thus its ``owner`` value.
             for _, n in names:
-                self.local.setdefault(n, node_id)
+                if owner.get(n) == node_id:
+                    self.local.setdefault(n, node_id)
             self._local_ids.add(node_id)
             self._evidence("node", node_id, ent.supporting_text, ent.name, label)
         self._flush_nodes()
+
+    def _resolve(self, names: Sequence[tuple[str, str]], owner: Mapping[str, str]) -> str | None:
+        """The node an entity is: its own name's owner (this document's or the graph's), else its first alias
+        known to this document, else its first alias known to the graph. The name before the aliases, so that an
+        alias an earlier entity of the document claimed does not decide which node a known name is."""
+        first = names[0][1]
+        if first in owner:
+            return owner[first]
+        aliases = [n for _, n in names[1:]]
+        return next((self.local[n] for n in aliases if n in self.local), None) or next(
+            (owner[n] for n in aliases if n in owner), None)
+
+    def _names_of(self, node_ids: set[str]) -> str:
+        """``'name'`` of each node, for a warning (nodes created by this ingest may not be written yet)."""
+        created = {nid: name for nid, name in self.new_nodes if nid in node_ids}
+        rest = self.store.node_labels(node_ids - created.keys()) if node_ids - created.keys() else {}
+        labels = {**created, **{nid: label[0] for nid, label in rest.items()}}
+        return ", ".join(repr(labels.get(nid, nid)) for nid in sorted(node_ids, key=lambda x: labels.get(x, x)))
 
     def _flush_nodes(self) -> None:
         """Write the nodes created since the last flush (before anything reads or extends them)."""
