@@ -8,6 +8,7 @@ documents, pages and evidence.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from .ppr import personalized_pagerank
 from .seeds import find_seed_entities
 
 __all__ = ["GNode", "PassageGraph", "Round", "rank", "fact_seeds"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
 
 GNode = tuple[str, str]  # ("c", chunk_id) | ("n", node_id)
 
@@ -158,10 +161,13 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     entities close to it in embedding space among those mentioned by the seed passages (a local
     search: its cost follows the seeds, not the number of entities), plus fact seeds."""
     seeds: dict[str, float] = {}
-    for nid in find_seed_entities(ctx, r.query, cfg.seed_k_entities, strict=True):
+    named = find_seed_entities(ctx, r.query, cfg.seed_k_entities, strict=True)
+    if cfg.named_seeds_only:
+        named = _written_as_names(ctx, r.query, named)
+    for nid in named:
         seeds[nid] = 1.0
     near_chunks = sorted(r.seed_ids)
-    if r.qvec is not None and near_chunks:
+    if r.qvec is not None and near_chunks and cfg.link_entities_densely:
         index = ctx.embeddings.vector_index(ENTITY)
         if index is not None:
             near = {e for es in ctx.store.chunk_entities(near_chunks).values() for e in es}
@@ -172,6 +178,25 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     for nid, w in fact_seeds(ctx, r.qvec, cfg).items():
         seeds[nid] = max(seeds.get(nid, 0.0), w)
     r.ent_seeds = seeds
+
+
+def _written_as_names(ctx: Context, query: str, entity_ids: list[str]) -> list[str]:
+    """The entities a query names as names: a one-word entity ("Professor", "Film") matched only
+    by a lowercase word of a query that capitalises its names ("Which Stanford University
+    professor ...") is a common noun there, not a name. A query without capitals (after its first
+    word) cannot tell names from words: all stay."""
+    words = _WORD.findall(query)
+    if not any(w[0].isupper() for w in words[1:]):
+        return entity_ids
+    as_names = {w.casefold() for w in words if w[0].isupper() or w[0].isdigit()}
+    names = ctx.store.node_names(set(entity_ids))
+    out = []
+    for nid in entity_ids:
+        parts = _WORD.findall(names.get(nid, ""))
+        if len(parts) == 1 and parts[0].casefold() not in as_names:
+            continue
+        out.append(nid)
+    return out
 
 
 def fact_seeds(ctx: Context, qvec: np.ndarray | None, cfg: PassageConfig) -> dict[str, float]:

@@ -21,6 +21,7 @@ documents, wiki pages and evidence.
 
 from __future__ import annotations
 
+import re
 import reprlib
 import time
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import InvalidInput
+from ..text import STOP_WORDS
 from .config import (
     PassageConfig,
     SearchConfig,
@@ -41,6 +43,8 @@ from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
 from .passages import GNode, fact_seeds, rank, rerank
+
+_WORD = re.compile(r"\w+", re.UNICODE)
 
 __all__ = ["Hit", "SearchResult", "search", "KINDS", "auto_preset_for", "build_context", "estimate_tokens",
            "fact_seeds"]
@@ -170,9 +174,7 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     first = [h for h in hits if h.kind == "chunk"]
     if not first:
         return hits
-    text = " ".join(h.text for h in first[: cfg.feedback_passages])
-    if cfg.feedback_words > 0:  # a shorter second query: fewer posting lists to read
-        text = " ".join(text.split()[: cfg.feedback_words])
+    text = feedback_text(query, [h.text for h in first[: cfg.feedback_passages]], cfg)
     second, notes2, _ = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want)
     notes.extend(n for n in notes2 if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
@@ -191,6 +193,26 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     fused.sort(key=lambda h: (-h.score, h.id))
     timings["feedback"] = (time.perf_counter() - t0) * 1000
     return fused[:want] + [h for h in hits if h.kind != "chunk"]
+
+
+def feedback_text(query: str, passages: Sequence[str], cfg: PassageConfig) -> str:
+    """What the second round adds to the query: the first ``feedback_words`` words of the best
+    passages (0: all of them), or with ``feedback_terms="names"`` only their name-like words
+    (capitalised or numeric, not already in the query): the bridge is a name the passage gives
+    and the question only describes, and every other word is one more posting list to read."""
+    words = " ".join(passages).split()
+    if cfg.feedback_words > 0:
+        words = words[: cfg.feedback_words]
+    if cfg.feedback_terms == "names":
+        asked = {w.casefold() for w in _WORD.findall(query)}
+        keep = []
+        for token in words:
+            for w in _WORD.findall(token):
+                if (w[0].isupper() or w[0].isdigit()) and w.casefold() not in asked and w.casefold() not in STOP_WORDS:
+                    keep.append(w)
+                    asked.add(w.casefold())
+        words = keep
+    return " ".join(words)
 
 
 def _document_hits(hits: list[Hit]) -> list[Hit]:
