@@ -92,9 +92,9 @@ def test_the_feedback_round_searches_the_names(tmp_path: Path, monkeypatch: pyte
     seen: list[str] = []
     real = search_mod._rank
 
-    def spy(ctx, query, cfg, kinds, want, detail=None):  # type: ignore[no-untyped-def]
+    def spy(ctx, query, cfg, kinds, want, detail=None, **more):  # type: ignore[no-untyped-def]
         seen.append(query)
-        return real(ctx, query, cfg, kinds, want, detail)
+        return real(ctx, query, cfg, kinds, want, detail, **more)
 
     monkeypatch.setattr(search_mod, "_rank", spy)
     with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:

@@ -41,6 +41,15 @@ class PassageGraph:
         # Passage counts of the entities seen so far: a walk meets the same entities round after
         # round, and recounting their passages was ~9% of a search.
         self._counts: dict[str, int] = {}
+        # Neighbours fetched so far: a feedback round's walk (same store, same settings) meets
+        # most of the first walk's nodes again.
+        self._known: dict[GNode, list[tuple[GNode, float]]] = {}
+
+    def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
+        missing = [n for n in nodes if n not in self._known]
+        if missing:
+            self._known.update(self._fetch(missing))
+        return {n: self._known[n] for n in nodes}
 
     def chunk_counts(self, entity_ids: set[str]) -> dict[str, int]:
         """Distinct passages mentioning each entity (counted once per walk)."""
@@ -50,7 +59,7 @@ class PassageGraph:
             self._counts.update({e: got.get(e, 0) for e in missing})
         return {e: self._counts[e] for e in entity_ids if self._counts[e]}
 
-    def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
+    def _fetch(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
         out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
         chunks = [i for t, i in nodes if t == "c"]
         ents = [i for t, i in nodes if t == "n"]
@@ -103,13 +112,15 @@ class Round:
     names: dict[GNode, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    graph: PassageGraph | None = None  # the walk's neighbours, for a later round of the same search
 
 
-def rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int) -> Round:
-    """Seeds, expansion and the rerank of chunks and entities for one query; ``round.hits``
-    holds the best ``want`` hits of each kind asked for (chunks stand in for documents)."""
+def rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int,
+         graph: PassageGraph | None = None) -> Round:
+    """Seeds and expansion for one query (:func:`rerank` turns the round into hits). ``graph``:
+    an earlier round's neighbours (the same search: the same store and settings), reused."""
     t0 = time.perf_counter()
-    r = Round(query, _query_vector(ctx, query, cfg))
+    r = Round(query, _query_vector(ctx, query, cfg), graph=graph)
     _note_missing_model(ctx, r, cfg)
     _first_stage(ctx, r, cfg, want)
     if cfg.use_entities:
@@ -245,7 +256,9 @@ def _walk_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
 def _expand(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     if not r.seeds:
         return
-    graph = PassageGraph(ctx, cfg)
+    if r.graph is None:
+        r.graph = PassageGraph(ctx, cfg)
+    graph = r.graph
     if cfg.strategy == "ppr":
         res = personalized_pagerank(r.seeds, graph, alpha=cfg.ppr_restart, eps=cfg.ppr_eps,
                                     max_nodes=cfg.ppr_max_nodes)

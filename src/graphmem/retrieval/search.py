@@ -42,7 +42,7 @@ from .config import (
 from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
-from .passages import GNode, fact_seeds, rank, rerank
+from .passages import GNode, PassageGraph, Round, fact_seeds, rank, rerank
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -127,9 +127,10 @@ def search(
     # Text and citations only for the hits a caller can get: the best k of each kind, unless
     # documents (their best passages) or a feedback round (its first-round texts) need more.
     detail = want if "document" in kinds or cfg.feedback_passages > 0 else k
-    hits, notes, timings = _rank(ctx, query, cfg, kinds, want, detail)
+    hits, first_round = _rank(ctx, query, cfg, kinds, want, detail)
+    notes, timings = first_round.notes, first_round.timings
     if cfg.feedback_passages > 0 and ("chunk" in kinds or "document" in kinds):
-        hits = _feedback_round(ctx, query, cfg, hits, want, notes, timings)
+        hits = _feedback_round(ctx, query, cfg, hits, want, first_round)
     if "document" in kinds:
         doc_hits = _document_hits(hits)
         if "chunk" not in kinds:
@@ -149,22 +150,22 @@ def search(
     return result
 
 
-def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None
-          ) -> tuple[list[Hit], list[str], dict[str, float]]:
+def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None,
+          graph: PassageGraph | None = None) -> tuple[list[Hit], Round]:
     """Steps 1-3 for one query: the best ``want`` candidates of each kind asked for (chunks stand
-    in for documents), of which the best ``detail`` (default all) become hits, best first, with
-    notes and timings."""
+    in for documents), of which the best ``detail`` (default all) become hits, best first, and the
+    round (notes, timings, the walk's neighbours)."""
     t0 = time.perf_counter()
-    r = rank(ctx, query, cfg, kinds, want)
+    r = rank(ctx, query, cfg, kinds, want, graph)
     hits = rerank(ctx, r, cfg, kinds, want, detail)
     if "page" in kinds:
         hits.extend(_page_hits(ctx, query, want, r.graph_score, cfg))
     r.timings["rerank"] = (time.perf_counter() - t0) * 1000 - r.timings["seeds"] - r.timings["expand"]
-    return hits, r.notes, r.timings
+    return hits, r
 
 
 def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit], want: int,
-                    notes: list[str], timings: dict[str, float]) -> list[Hit]:
+                    first_round: Round) -> list[Hit]:
     """A second round for multi-hop questions: the query followed by the text of its best
     ``feedback_passages`` passages finds what the first hop leads to (the passage names the
     bridge entity the question only describes). The two rankings of passages are fused by
@@ -175,8 +176,9 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     if not first:
         return hits
     text = feedback_text(query, [h.text for h in first[: cfg.feedback_passages]], cfg)
-    second, notes2, _ = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want)
-    notes.extend(n for n in notes2 if n not in notes)
+    notes, timings = first_round.notes, first_round.timings
+    second, second_round = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want, graph=first_round.graph)
+    notes.extend(n for n in second_round.notes if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
     rank2 = {h.id: r for r, h in enumerate(second, 1)}
     by1, by2 = {h.id: h for h in first}, {h.id: h for h in second}
