@@ -127,6 +127,10 @@ def search(
     # Text and citations only for the hits a caller can get: the best k of each kind, unless
     # documents (their best passages) or a feedback round (its first-round texts) need more.
     detail = want if "document" in kinds or cfg.feedback_passages > 0 else k
+    if list(kinds) == ["chunk"] and _one_channel(cfg):
+        # One channel, no walk: its own order is the ranking, and each part is normalised by its
+        # maximum (the best hit's, whatever the pool's depth), so the best k need only k candidates.
+        want = detail
     hits, first_round = _rank(ctx, query, cfg, kinds, want, detail)
     notes, timings = first_round.notes, first_round.timings
     if cfg.feedback_passages > 0 and ("chunk" in kinds or "document" in kinds):
@@ -148,6 +152,13 @@ def search(
         result.context = build_context(hits, result.subgraph, token_budget)
     timings["total"] = (time.perf_counter() - t0) * 1000
     return result
+
+
+def _one_channel(cfg: PassageConfig) -> bool:
+    """Whether passages are ranked by one first-stage channel alone (lexical or dense, no walk,
+    no feedback round)."""
+    return (cfg.strategy == "none" and cfg.use_lexical != cfg.use_dense and cfg.feedback_passages == 0
+            and not cfg.protect_top and not cfg.protect_agreed)
 
 
 def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None,
