@@ -316,11 +316,12 @@ def _path(node: GNode, r: Round) -> list[str]:
 
 
 def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], want: int,
-           detail: int | None = None) -> list[Hit]:
+           detail: int | None = None, texts: int | None = None) -> list[Hit]:
     """Chunk and entity hits (the kinds asked for), best ``want`` of each, with their paths.
 
     The candidates and their scores follow ``want``; only the best ``detail`` (default ``want``)
-    of each kind are returned, so texts and citations are read only for those."""
+    of each kind are returned, so texts and citations are read only for those; ``texts``: only the
+    best that many chunk hits get them now (the others later, by :func:`fill_texts`, if shown)."""
     out_k = want if detail is None else min(detail, want)
     store = ctx.store
     chunk_cands = list(dict.fromkeys(
@@ -340,15 +341,14 @@ def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], wan
         r.names[("n", nid)] = name
     hits: list[Hit] = []
     if "chunk" in kinds or "document" in kinds:
-        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, out_k))
+        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, out_k, texts))
     if "entity" in kinds:
         hits.extend(_entity_hits(ctx, r, cfg, [n[1] for n in top_graph], ent_map, want, out_k))
     return hits
 
 
 def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[str],
-                info: Mapping[str, Any], want: int) -> list[Hit]:
-    store = ctx.store
+                info: Mapping[str, Any], want: int, texts: int | None = None) -> list[Hit]:
     dsim = r.chunk_index.similarity(r.qvec, chunk_cands) if r.chunk_index is not None else {}
     dsim = {c: max(s, 0.0) for c, s in dsim.items()}
     blex = _candidate_bm25(ctx, r, cfg, chunk_cands) if cfg.use_lexical else {}
@@ -360,16 +360,25 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
                  if c in r.fused]
         ranked = gate(ranked, first, protected(cfg, r, first))
         moves = graph_moves([c for c, _, _ in ranked], first)
-    chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
     hits = []
     for cid, score, parts in ranked[:want]:
-        ch = chunks[cid]
         doc_id, version, title, _ = info[cid]
-        hits.append(Hit("chunk", cid, score, parts, ("c", cid) in r.seeds, title, ch.text, doc_id, cid, version,
-                        [{"doc_id": doc_id, "version": version, "chunk_id": cid, "start": ch.start,
-                          "end": ch.end, "text": ch.text, "title": title}],
+        hits.append(Hit("chunk", cid, score, parts, ("c", cid) in r.seeds, title, "", doc_id, cid, version, [],
                         _path(("c", cid), r), moves.get(cid, "kept")))
+    fill_texts(ctx, hits[:want if texts is None else texts])
     return hits
+
+
+def fill_texts(ctx: Context, hits: Sequence[Hit]) -> None:
+    """Text and citation of every chunk hit that has none yet (a round ranks many candidates; a
+    search shows few of them)."""
+    bare = [h for h in hits if h.kind == "chunk" and not h.citations]
+    chunks = ctx.store.get_chunks([h.id for h in bare]) if bare else {}
+    for h in bare:
+        ch = chunks[h.id]
+        h.text = ch.text
+        h.citations = [{"doc_id": h.doc_id, "version": h.version, "chunk_id": h.id, "start": ch.start,
+                        "end": ch.end, "text": ch.text, "title": h.title}]
 
 
 def protected(cfg: PassageConfig, r: Round, first: Sequence[str]) -> set[str]:

@@ -42,7 +42,7 @@ from .config import (
 from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
-from .passages import GNode, PassageGraph, Round, fact_seeds, rank, rerank
+from .passages import GNode, PassageGraph, Round, fact_seeds, fill_texts, rank, rerank
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -131,10 +131,13 @@ def search(
         # One channel, no walk: its own order is the ranking, and each part is normalised by its
         # maximum (the best hit's, whatever the pool's depth), so the best k need only k candidates.
         want = detail
-    hits, first_round = _rank(ctx, query, cfg, kinds, want, detail)
+    # A feedback round ranks every candidate of both rounds but shows k of them: passage texts only
+    # for the best first-round ones (the second query) and, after the fusion, the ones shown.
+    texts = cfg.feedback_passages if cfg.feedback_passages > 0 and list(kinds) == ["chunk"] else None
+    hits, first_round = _rank(ctx, query, cfg, kinds, want, detail, texts=texts)
     notes, timings = first_round.notes, first_round.timings
     if cfg.feedback_passages > 0 and ("chunk" in kinds or "document" in kinds):
-        hits = _feedback_round(ctx, query, cfg, hits, want, first_round)
+        hits = _feedback_round(ctx, query, cfg, hits, want, first_round, texts is not None)
     if "document" in kinds:
         doc_hits = _document_hits(hits)
         if "chunk" not in kinds:
@@ -143,6 +146,8 @@ def search(
     order = {kind: i for i, kind in enumerate(kinds)}
     hits.sort(key=lambda h: (-h.score, order.get(h.kind, 9), h.id))
     hits = hits[:k] if len(kinds) == 1 else _interleave(hits, kinds, k)
+    if texts is not None:
+        fill_texts(ctx, hits)
 
     # 4. evidence ---------------------------------------------------------------------------
     store, min_conf, final = ctx.store, cfg.min_confidence, list(hits)
@@ -162,13 +167,14 @@ def _one_channel(cfg: PassageConfig) -> bool:
 
 
 def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None,
-          graph: PassageGraph | None = None) -> tuple[list[Hit], Round]:
+          graph: PassageGraph | None = None, texts: int | None = None) -> tuple[list[Hit], Round]:
     """Steps 1-3 for one query: the best ``want`` candidates of each kind asked for (chunks stand
-    in for documents), of which the best ``detail`` (default all) become hits, best first, and the
-    round (notes, timings, the walk's neighbours)."""
+    in for documents), of which the best ``detail`` (default all) become hits, best first (the
+    best ``texts``, default all, with their text and citations), and the round (notes, timings,
+    the walk's neighbours)."""
     t0 = time.perf_counter()
     r = rank(ctx, query, cfg, kinds, want, graph)
-    hits = rerank(ctx, r, cfg, kinds, want, detail)
+    hits = rerank(ctx, r, cfg, kinds, want, detail, texts)
     if "page" in kinds:
         hits.extend(_page_hits(ctx, query, want, r.graph_score, cfg))
     r.timings["rerank"] = (time.perf_counter() - t0) * 1000 - r.timings["seeds"] - r.timings["expand"]
@@ -176,7 +182,7 @@ def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], wa
 
 
 def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit], want: int,
-                    first_round: Round) -> list[Hit]:
+                    first_round: Round, texts_later: bool = False) -> list[Hit]:
     """A second round for multi-hop questions: the query followed by the text of its best
     ``feedback_passages`` passages finds what the first hop leads to (the passage names the
     bridge entity the question only describes). The two rankings of passages are fused by
@@ -188,7 +194,8 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
         return hits
     text = feedback_text(query, [h.text for h in first[: cfg.feedback_passages]], cfg)
     notes, timings = first_round.notes, first_round.timings
-    second, second_round = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want, graph=first_round.graph)
+    second, second_round = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want, graph=first_round.graph,
+                                 texts=0 if texts_later else None)
     notes.extend(n for n in second_round.notes if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
     rank2 = {h.id: r for r, h in enumerate(second, 1)}
