@@ -34,11 +34,13 @@ def test_names_come_from_the_first_feedback_words_only_and_once() -> None:
 
 def test_the_static_class_asks_for_names_and_named_seeds() -> None:
     cfg = resolve_config("feedback", embedder="static")
-    assert (cfg.feedback_terms, cfg.named_seeds_only, cfg.link_entities_densely) == ("names", True, False)
+    assert (cfg.feedback_terms, cfg.feedback_with_query, cfg.named_seeds_only, cfg.link_entities_densely) == (
+        "names", False, True, False)
     contextual = resolve_config("feedback", embedder="contextual")
-    assert (contextual.feedback_terms, contextual.named_seeds_only, contextual.link_entities_densely) == (
-        "words", False, True)
-    assert set(CLASS_WEIGHTS["static"]) >= {"feedback_terms", "named_seeds_only", "link_entities_densely"}
+    assert (contextual.feedback_terms, contextual.feedback_with_query, contextual.named_seeds_only,
+            contextual.link_entities_densely) == ("words", True, False, True)
+    assert set(CLASS_WEIGHTS["static"]) >= {"feedback_terms", "feedback_with_query", "named_seeds_only",
+                                            "link_entities_densely"}
 
 
 def test_a_bad_feedback_terms_is_refused() -> None:
@@ -100,4 +102,12 @@ def test_the_feedback_round_searches_the_names(tmp_path: Path, monkeypatch: pyte
     with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
         kb.ingest_with_content("cui", "Cui Liang", "cui.md", PASSAGE, [], [])
         kb.search("What is Cui Liang known for?", k=3, preset="feedback")
+        # the static class searches the names alone (the first round searched the question)
+        assert seen[-1] == "20 February 1983 Chinese 2008 Summer Olympics"
+        kb.search("What is Cui Liang known for?", k=3, preset="feedback", config={"feedback_with_query": True})
         assert seen[-1] == "What is Cui Liang known for?\n20 February 1983 Chinese 2008 Summer Olympics"
+        # a best passage without a new name: no second round, the first round's order, fused alone
+        calls = len(seen)
+        res = kb.search("Cui Liang 20 February 1983 Chinese 2008 Summer Olympics", k=3, preset="feedback")
+        assert len(seen) == calls + 1 and [h.doc_id for h in res.hits] == ["cui"]
+        assert res.hits[0].parts["feedback"] == 0.0 and res.hits[0].parts["first_round"] > 0

@@ -20,10 +20,12 @@ def test_the_second_query_is_cut_to_feedback_words(tmp_path, monkeypatch) -> Non
     with graphmem.open(tmp_path / "kb") as kb:
         kb.ingest_with_content("ada", "Ada Lovelace", "ada.md", text, [], [])
         kb.search("who wrote the first program?", k=3, config={"feedback_passages": 1, "feedback_words": 4,
-                                                                 "feedback_terms": "words"})
+                                                                 "feedback_terms": "words",
+                                                                 "feedback_with_query": True})
         assert seen[-1] == "who wrote the first program?\nAda Lovelace wrote the"
         kb.search("who wrote the first program?", k=3, config={"feedback_passages": 1, "feedback_words": 0,
-                                                                 "feedback_terms": "words"})
+                                                                 "feedback_terms": "words",
+                                                                 "feedback_with_query": True})
         assert seen[-1] == "who wrote the first program?\n" + text  # 0: the whole passage
         try:
             kb.search("x", config={"feedback_words": -1})

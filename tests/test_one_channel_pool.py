@@ -34,9 +34,9 @@ def test_the_best_k_are_those_of_a_deep_pool(harbour: graphmem.KnowledgeBase, pr
     pools: list[int] = []  # candidates each search reranked
     real = passages_mod.rerank
 
-    def spy(ctx, r, cfg, kinds, want, detail=None):  # type: ignore[no-untyped-def]
+    def spy(ctx, r, cfg, kinds, want, detail=None, texts=None):  # type: ignore[no-untyped-def]
         pools.append(len(r.fused))
-        return real(ctx, r, cfg, kinds, want, detail)
+        return real(ctx, r, cfg, kinds, want, detail, texts)
 
     monkeypatch.setattr("graphmem.retrieval.search.rerank", spy)
     for query in ("harbour ferry at the pier", "gull over the lighthouse", "anchor buoy tide"):

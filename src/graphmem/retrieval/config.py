@@ -87,6 +87,7 @@ class PassageConfig:
     feedback_words: int = 0            # the second query takes at most this many words of the passages (0: all)
     feedback_terms: str = "words"      # "words": those words as they are; "names": only their name-like
                                        #   words (capitalised or numeric) the query lacks
+    feedback_with_query: bool = True   # the second query repeats the query before those words
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
     # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")
     rerank: str = "weighted"
@@ -129,15 +130,16 @@ PRESETS: dict[str, PassageConfig] = {
 # sets its own weights (bm25, dense, rrf, hybrid) or an explicit override wins.
 CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     # dense a quarter of lexical in the first-stage fusion and 3 (not 5) of the walk's seed passages;
-    # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round's query takes the names of
-    # the passage's first 40 words (pooled MuSiQue + 2Wiki R@5 70.4 with all 40 words -> 71.4, and half
-    # the postings to read); entity seeds only where the query names them: no entity linked by a
+    # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round searches the names of the
+    # passage's first 40 words alone (the first round searched the question; pooled MuSiQue + 2Wiki
+    # R@5 with the query + all 40 words 70.0 -> 74.2, and a third of the postings to read, see
+    # docs/benchmarks.md, "Search latency"); entity seeds only where the query names them: no entity linked by a
     # static vector, no one-word entity matched by a lowercase common word ("professor" -> the entity
     # "Professor", in one passage: node specificity gave it a quarter of the walk's restart mass on
     # HippoRAG's "university" case, R@10 0 -> 75 without both; docs/benchmarks.md, "Search latency")
     "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25),
-               "feedback_words": 40, "feedback_terms": "names", "link_entities_densely": False,
-               "named_seeds_only": True},
+               "feedback_words": 40, "feedback_terms": "names", "feedback_with_query": False,
+               "link_entities_densely": False, "named_seeds_only": True},
     "contextual": {},
 }
 FOLLOWS_EMBEDDER = frozenset({"default", "bfs", "ppr", "facts", "feedback", "facts+feedback"})

@@ -9,8 +9,9 @@
    Query entities get HippoRAG's node specificity: weight / number of passages mentioning it.
 3. Rerank: ``(alpha*dense + beta*lexical + gamma*graph) * relevance``, each part normalised
    by its maximum over the candidates and reported per hit. Optionally (``feedback_passages``,
-   on with contextual embedders) steps 1-3 run again for the query followed by its best
-   passage's text, and the two passage rankings are fused by reciprocal rank.
+   on by default with a model) steps 1-3 run again for the query followed by its best passage's
+   text (the static class: that passage's names alone), and the two passage rankings are fused
+   by reciprocal rank.
 4. Evidence: every hit carries citations (document, version, chunk, span, text) and the path
    from a seed; ``context`` packs the best evidence into a token budget.
 
@@ -184,19 +185,24 @@ def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], wa
 def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit], want: int,
                     first_round: Round, texts_later: bool = False) -> list[Hit]:
     """A second round for multi-hop questions: the query followed by the text of its best
-    ``feedback_passages`` passages finds what the first hop leads to (the passage names the
-    bridge entity the question only describes). The two rankings of passages are fused by
-    reciprocal rank; each passage reports both contributions (``first_round``, ``feedback``),
-    its other parts and path come from the round that ranked it higher."""
+    ``feedback_passages`` passages (or, ``feedback_with_query=False``, that text alone: see
+    :func:`feedback_text`) finds what the first hop leads to (the passage names the bridge entity
+    the question only describes). The two rankings of passages are fused by reciprocal rank; each
+    passage reports both contributions (``first_round``, ``feedback``), its other parts and path
+    come from the round that ranked it higher. The second round's walk reuses the first's
+    neighbours; without new words there is no second round (the first is fused alone)."""
     t0 = time.perf_counter()
     first = [h for h in hits if h.kind == "chunk"]
     if not first:
         return hits
     text = feedback_text(query, [h.text for h in first[: cfg.feedback_passages]], cfg)
     notes, timings = first_round.notes, first_round.timings
-    second, second_round = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want, graph=first_round.graph,
-                                 texts=0 if texts_later else None)
-    notes.extend(n for n in second_round.notes if n not in notes)
+    second: list[Hit] = []
+    if text.strip():  # without new words a second round would only repeat the first
+        second_query = f"{query}\n{text}" if cfg.feedback_with_query else text
+        second, second_round = _rank(ctx, second_query, cfg, ["chunk"], want, graph=first_round.graph,
+                                     texts=0 if texts_later else None)
+        notes.extend(n for n in second_round.notes if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
     rank2 = {h.id: r for r, h in enumerate(second, 1)}
     by1, by2 = {h.id: h for h in first}, {h.id: h for h in second}
