@@ -132,7 +132,7 @@ CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     # dense a quarter of lexical in the first-stage fusion and 3 (not 5) of the walk's seed passages;
     # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round searches the names of the
     # passage's first 40 words alone (the first round searched the question; pooled MuSiQue + 2Wiki
-    # R@5 with the query + all 40 words 70.0 -> 74.2, and a third of the postings to read, see
+    # R@5 with the query + all 40 words 70.4 -> 76.4, and fewer postings to read, see
     # docs/benchmarks.md, "Search latency"); entity seeds only where the query names them: no entity linked by a
     # static vector, no one-word entity matched by a lowercase common word ("professor" -> the entity
     # "Professor", in one passage: node specificity gave it a quarter of the walk's restart mass on
