@@ -12,16 +12,20 @@ def test_the_second_query_is_cut_to_feedback_words(tmp_path, monkeypatch) -> Non
     seen: list[str] = []
     real = search_mod._rank
 
-    def spy(ctx, query, cfg, kinds, want, detail=None):  # type: ignore[no-untyped-def]
+    def spy(ctx, query, cfg, kinds, want, detail=None, **more):  # type: ignore[no-untyped-def]
         seen.append(query)
-        return real(ctx, query, cfg, kinds, want, detail)
+        return real(ctx, query, cfg, kinds, want, detail, **more)
 
     monkeypatch.setattr(search_mod, "_rank", spy)
     with graphmem.open(tmp_path / "kb") as kb:
         kb.ingest_with_content("ada", "Ada Lovelace", "ada.md", text, [], [])
-        kb.search("who wrote the first program?", k=3, config={"feedback_passages": 1, "feedback_words": 4})
+        kb.search("who wrote the first program?", k=3, config={"feedback_passages": 1, "feedback_words": 4,
+                                                                 "feedback_terms": "words",
+                                                                 "feedback_with_query": True})
         assert seen[-1] == "who wrote the first program?\nAda Lovelace wrote the"
-        kb.search("who wrote the first program?", k=3, config={"feedback_passages": 1, "feedback_words": 0})
+        kb.search("who wrote the first program?", k=3, config={"feedback_passages": 1, "feedback_words": 0,
+                                                                 "feedback_terms": "words",
+                                                                 "feedback_with_query": True})
         assert seen[-1] == "who wrote the first program?\n" + text  # 0: the whole passage
         try:
             kb.search("x", config={"feedback_words": -1})

@@ -46,6 +46,8 @@ class PassageConfig:
     seed_k_dense: int = 5
     seed_k_entities: int = 8
     entity_dense_min: float = 0.65     # query-to-entity cosine needed to link an entity densely
+    link_entities_densely: bool = True  # entities near the query vector become seeds (not named ones)
+    named_seeds_only: bool = False     # a one-word entity is a seed only where the query writes it as a name
     fact_seed_k: int = 0               # relations ("subject relation object") nearest the query: their
     fact_min: float = 0.0              #   entities become seeds, weighted by cosine (HippoRAG 2)
     fact_weight: float = 1.0
@@ -83,6 +85,9 @@ class PassageConfig:
     feedback_rrf_k: float = 10.0
     feedback_weight: float = 1.0
     feedback_words: int = 0            # the second query takes at most this many words of the passages (0: all)
+    feedback_terms: str = "words"      # "words": those words as they are; "names": only their name-like
+                                       #   words (capitalised or numeric) the query lacks
+    feedback_with_query: bool = True   # the second query repeats the query before those words
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
     # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")
     rerank: str = "weighted"
@@ -125,10 +130,16 @@ PRESETS: dict[str, PassageConfig] = {
 # sets its own weights (bm25, dense, rrf, hybrid) or an explicit override wins.
 CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     # dense a quarter of lexical in the first-stage fusion and 3 (not 5) of the walk's seed passages;
-    # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round's query takes the first 40
-    # words of the passage (pooled R@5 70.4 against 70.0 with all of it, and a fifth less work)
+    # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round searches the names of the
+    # passage's first 40 words alone (the first round searched the question; pooled MuSiQue + 2Wiki
+    # R@5 with the query + all 40 words 70.4 -> 76.4, and fewer postings to read, see
+    # docs/benchmarks.md, "Search latency"); entity seeds only where the query names them: no entity linked by a
+    # static vector, no one-word entity matched by a lowercase common word ("professor" -> the entity
+    # "Professor", in one passage: node specificity gave it a quarter of the walk's restart mass on
+    # HippoRAG's "university" case, R@10 0 -> 75 without both; docs/benchmarks.md, "Search latency")
     "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25),
-               "feedback_words": 40},
+               "feedback_words": 40, "feedback_terms": "names", "feedback_with_query": False,
+               "link_entities_densely": False, "named_seeds_only": True},
     "contextual": {},
 }
 FOLLOWS_EMBEDDER = frozenset({"default", "bfs", "ppr", "facts", "feedback", "facts+feedback"})
@@ -303,6 +314,8 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
     if not isinstance(cfg.feedback_words, int) or cfg.feedback_words < 0:
         raise InvalidInput(f"feedback_words: expected a whole number >= 0 (0: the whole passage), "
                            f"got {cfg.feedback_words!r}")
+    if cfg.feedback_terms not in ("words", "names"):
+        raise InvalidInput(f"feedback_terms '{cfg.feedback_terms}': choose words or names")
     if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0:
         raise InvalidInput("feedback_rrf_k and feedback_weight must be >= 0")
     return cfg

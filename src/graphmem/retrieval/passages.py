@@ -8,6 +8,7 @@ documents, pages and evidence.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from .seeds import find_seed_entities
 
 __all__ = ["GNode", "PassageGraph", "Round", "rank", "fact_seeds"]
 
+_WORD = re.compile(r"\w+", re.UNICODE)
+
 GNode = tuple[str, str]  # ("c", chunk_id) | ("n", node_id)
 
 
@@ -38,6 +41,15 @@ class PassageGraph:
         # Passage counts of the entities seen so far: a walk meets the same entities round after
         # round, and recounting their passages was ~9% of a search.
         self._counts: dict[str, int] = {}
+        # Neighbours fetched so far: a feedback round's walk (same store, same settings) meets
+        # most of the first walk's nodes again.
+        self._known: dict[GNode, list[tuple[GNode, float]]] = {}
+
+    def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
+        missing = [n for n in nodes if n not in self._known]
+        if missing:
+            self._known.update(self._fetch(missing))
+        return {n: self._known[n] for n in nodes}
 
     def chunk_counts(self, entity_ids: set[str]) -> dict[str, int]:
         """Distinct passages mentioning each entity (counted once per walk)."""
@@ -47,7 +59,7 @@ class PassageGraph:
             self._counts.update({e: got.get(e, 0) for e in missing})
         return {e: self._counts[e] for e in entity_ids if self._counts[e]}
 
-    def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
+    def _fetch(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
         out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
         chunks = [i for t, i in nodes if t == "c"]
         ents = [i for t, i in nodes if t == "n"]
@@ -100,13 +112,15 @@ class Round:
     names: dict[GNode, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    graph: PassageGraph | None = None  # the walk's neighbours, for a later round of the same search
 
 
-def rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int) -> Round:
-    """Seeds, expansion and the rerank of chunks and entities for one query; ``round.hits``
-    holds the best ``want`` hits of each kind asked for (chunks stand in for documents)."""
+def rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int,
+         graph: PassageGraph | None = None) -> Round:
+    """Seeds and expansion for one query (:func:`rerank` turns the round into hits). ``graph``:
+    an earlier round's neighbours (the same search: the same store and settings), reused."""
     t0 = time.perf_counter()
-    r = Round(query, _query_vector(ctx, query, cfg))
+    r = Round(query, _query_vector(ctx, query, cfg), graph=graph)
     _note_missing_model(ctx, r, cfg)
     _first_stage(ctx, r, cfg, want)
     if cfg.use_entities:
@@ -158,10 +172,13 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     entities close to it in embedding space among those mentioned by the seed passages (a local
     search: its cost follows the seeds, not the number of entities), plus fact seeds."""
     seeds: dict[str, float] = {}
-    for nid in find_seed_entities(ctx, r.query, cfg.seed_k_entities, strict=True):
+    named = find_seed_entities(ctx, r.query, cfg.seed_k_entities, strict=True)
+    if cfg.named_seeds_only:
+        named = _written_as_names(ctx, r.query, named)
+    for nid in named:
         seeds[nid] = 1.0
     near_chunks = sorted(r.seed_ids)
-    if r.qvec is not None and near_chunks:
+    if r.qvec is not None and near_chunks and cfg.link_entities_densely:
         index = ctx.embeddings.vector_index(ENTITY)
         if index is not None:
             near = {e for es in ctx.store.chunk_entities(near_chunks).values() for e in es}
@@ -172,6 +189,25 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     for nid, w in fact_seeds(ctx, r.qvec, cfg).items():
         seeds[nid] = max(seeds.get(nid, 0.0), w)
     r.ent_seeds = seeds
+
+
+def _written_as_names(ctx: Context, query: str, entity_ids: list[str]) -> list[str]:
+    """The entities a query names as names: a one-word entity ("Professor", "Film") matched only
+    by a lowercase word of a query that capitalises its names ("Which Stanford University
+    professor ...") is a common noun there, not a name. A query without capitals (after its first
+    word) cannot tell names from words: all stay."""
+    words = _WORD.findall(query)
+    if not any(w[0].isupper() for w in words[1:]):
+        return entity_ids
+    as_names = {w.casefold() for w in words if w[0].isupper() or w[0].isdigit()}
+    names = ctx.store.node_names(set(entity_ids))
+    out = []
+    for nid in entity_ids:
+        parts = _WORD.findall(names.get(nid, ""))
+        if len(parts) == 1 and parts[0].casefold() not in as_names:
+            continue
+        out.append(nid)
+    return out
 
 
 def fact_seeds(ctx: Context, qvec: np.ndarray | None, cfg: PassageConfig) -> dict[str, float]:
@@ -220,7 +256,9 @@ def _walk_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
 def _expand(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     if not r.seeds:
         return
-    graph = PassageGraph(ctx, cfg)
+    if r.graph is None:
+        r.graph = PassageGraph(ctx, cfg)
+    graph = r.graph
     if cfg.strategy == "ppr":
         res = personalized_pagerank(r.seeds, graph, alpha=cfg.ppr_restart, eps=cfg.ppr_eps,
                                     max_nodes=cfg.ppr_max_nodes)
@@ -278,11 +316,12 @@ def _path(node: GNode, r: Round) -> list[str]:
 
 
 def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], want: int,
-           detail: int | None = None) -> list[Hit]:
+           detail: int | None = None, texts: int | None = None) -> list[Hit]:
     """Chunk and entity hits (the kinds asked for), best ``want`` of each, with their paths.
 
     The candidates and their scores follow ``want``; only the best ``detail`` (default ``want``)
-    of each kind are returned, so texts and citations are read only for those."""
+    of each kind are returned, so texts and citations are read only for those; ``texts``: only the
+    best that many chunk hits get them now (the others later, by :func:`fill_texts`, if shown)."""
     out_k = want if detail is None else min(detail, want)
     store = ctx.store
     chunk_cands = list(dict.fromkeys(
@@ -302,15 +341,14 @@ def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], wan
         r.names[("n", nid)] = name
     hits: list[Hit] = []
     if "chunk" in kinds or "document" in kinds:
-        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, out_k))
+        hits.extend(_chunk_hits(ctx, r, cfg, chunk_cands, info, out_k, texts))
     if "entity" in kinds:
         hits.extend(_entity_hits(ctx, r, cfg, [n[1] for n in top_graph], ent_map, want, out_k))
     return hits
 
 
 def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[str],
-                info: Mapping[str, Any], want: int) -> list[Hit]:
-    store = ctx.store
+                info: Mapping[str, Any], want: int, texts: int | None = None) -> list[Hit]:
     dsim = r.chunk_index.similarity(r.qvec, chunk_cands) if r.chunk_index is not None else {}
     dsim = {c: max(s, 0.0) for c, s in dsim.items()}
     blex = _candidate_bm25(ctx, r, cfg, chunk_cands) if cfg.use_lexical else {}
@@ -322,16 +360,25 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
                  if c in r.fused]
         ranked = gate(ranked, first, protected(cfg, r, first))
         moves = graph_moves([c for c, _, _ in ranked], first)
-    chunks = store.get_chunks([c for c, _, _ in ranked[:want]])
     hits = []
     for cid, score, parts in ranked[:want]:
-        ch = chunks[cid]
         doc_id, version, title, _ = info[cid]
-        hits.append(Hit("chunk", cid, score, parts, ("c", cid) in r.seeds, title, ch.text, doc_id, cid, version,
-                        [{"doc_id": doc_id, "version": version, "chunk_id": cid, "start": ch.start,
-                          "end": ch.end, "text": ch.text, "title": title}],
+        hits.append(Hit("chunk", cid, score, parts, ("c", cid) in r.seeds, title, "", doc_id, cid, version, [],
                         _path(("c", cid), r), moves.get(cid, "kept")))
+    fill_texts(ctx, hits[:want if texts is None else texts])
     return hits
+
+
+def fill_texts(ctx: Context, hits: Sequence[Hit]) -> None:
+    """Text and citation of every chunk hit that has none yet (a round ranks many candidates; a
+    search shows few of them)."""
+    bare = [h for h in hits if h.kind == "chunk" and not h.citations]
+    chunks = ctx.store.get_chunks([h.id for h in bare]) if bare else {}
+    for h in bare:
+        ch = chunks[h.id]
+        h.text = ch.text
+        h.citations = [{"doc_id": h.doc_id, "version": h.version, "chunk_id": h.id, "start": ch.start,
+                        "end": ch.end, "text": ch.text, "title": h.title}]
 
 
 def protected(cfg: PassageConfig, r: Round, first: Sequence[str]) -> set[str]:

@@ -9,8 +9,9 @@
    Query entities get HippoRAG's node specificity: weight / number of passages mentioning it.
 3. Rerank: ``(alpha*dense + beta*lexical + gamma*graph) * relevance``, each part normalised
    by its maximum over the candidates and reported per hit. Optionally (``feedback_passages``,
-   on with contextual embedders) steps 1-3 run again for the query followed by its best
-   passage's text, and the two passage rankings are fused by reciprocal rank.
+   on by default with a model) steps 1-3 run again for the query followed by its best passage's
+   text (the static class: that passage's names alone), and the two passage rankings are fused
+   by reciprocal rank.
 4. Evidence: every hit carries citations (document, version, chunk, span, text) and the path
    from a seed; ``context`` packs the best evidence into a token budget.
 
@@ -21,6 +22,7 @@ documents, wiki pages and evidence.
 
 from __future__ import annotations
 
+import re
 import reprlib
 import time
 from collections.abc import Mapping, Sequence
@@ -28,6 +30,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import InvalidInput
+from ..text import STOP_WORDS
 from .config import (
     PassageConfig,
     SearchConfig,
@@ -40,7 +43,9 @@ from .config import (
 from .evidence import build_context, estimate_tokens, subgraph_of
 from .fusion import max_normalise
 from .hits import KINDS, Hit, SearchResult
-from .passages import GNode, fact_seeds, rank, rerank
+from .passages import GNode, PassageGraph, Round, fact_seeds, fill_texts, rank, rerank
+
+_WORD = re.compile(r"\w+", re.UNICODE)
 
 __all__ = ["Hit", "SearchResult", "search", "KINDS", "auto_preset_for", "build_context", "estimate_tokens",
            "fact_seeds"]
@@ -123,9 +128,17 @@ def search(
     # Text and citations only for the hits a caller can get: the best k of each kind, unless
     # documents (their best passages) or a feedback round (its first-round texts) need more.
     detail = want if "document" in kinds or cfg.feedback_passages > 0 else k
-    hits, notes, timings = _rank(ctx, query, cfg, kinds, want, detail)
+    if list(kinds) == ["chunk"] and _one_channel(cfg):
+        # One channel, no walk: its own order is the ranking, and each part is normalised by its
+        # maximum (the best hit's, whatever the pool's depth), so the best k need only k candidates.
+        want = detail
+    # A feedback round ranks every candidate of both rounds but shows k of them: passage texts only
+    # for the best first-round ones (the second query) and, after the fusion, the ones shown.
+    texts = cfg.feedback_passages if cfg.feedback_passages > 0 and list(kinds) == ["chunk"] else None
+    hits, first_round = _rank(ctx, query, cfg, kinds, want, detail, texts=texts)
+    notes, timings = first_round.notes, first_round.timings
     if cfg.feedback_passages > 0 and ("chunk" in kinds or "document" in kinds):
-        hits = _feedback_round(ctx, query, cfg, hits, want, notes, timings)
+        hits = _feedback_round(ctx, query, cfg, hits, want, first_round, texts is not None)
     if "document" in kinds:
         doc_hits = _document_hits(hits)
         if "chunk" not in kinds:
@@ -134,6 +147,8 @@ def search(
     order = {kind: i for i, kind in enumerate(kinds)}
     hits.sort(key=lambda h: (-h.score, order.get(h.kind, 9), h.id))
     hits = hits[:k] if len(kinds) == 1 else _interleave(hits, kinds, k)
+    if texts is not None:
+        fill_texts(ctx, hits)
 
     # 4. evidence ---------------------------------------------------------------------------
     store, min_conf, final = ctx.store, cfg.min_confidence, list(hits)
@@ -145,36 +160,49 @@ def search(
     return result
 
 
-def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None
-          ) -> tuple[list[Hit], list[str], dict[str, float]]:
+def _one_channel(cfg: PassageConfig) -> bool:
+    """Whether passages are ranked by one first-stage channel alone (lexical or dense, no walk,
+    no feedback round)."""
+    return (cfg.strategy == "none" and cfg.use_lexical != cfg.use_dense and cfg.feedback_passages == 0
+            and not cfg.protect_top and not cfg.protect_agreed)
+
+
+def _rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int, detail: int | None = None,
+          graph: PassageGraph | None = None, texts: int | None = None) -> tuple[list[Hit], Round]:
     """Steps 1-3 for one query: the best ``want`` candidates of each kind asked for (chunks stand
-    in for documents), of which the best ``detail`` (default all) become hits, best first, with
-    notes and timings."""
+    in for documents), of which the best ``detail`` (default all) become hits, best first (the
+    best ``texts``, default all, with their text and citations), and the round (notes, timings,
+    the walk's neighbours)."""
     t0 = time.perf_counter()
-    r = rank(ctx, query, cfg, kinds, want)
-    hits = rerank(ctx, r, cfg, kinds, want, detail)
+    r = rank(ctx, query, cfg, kinds, want, graph)
+    hits = rerank(ctx, r, cfg, kinds, want, detail, texts)
     if "page" in kinds:
         hits.extend(_page_hits(ctx, query, want, r.graph_score, cfg))
     r.timings["rerank"] = (time.perf_counter() - t0) * 1000 - r.timings["seeds"] - r.timings["expand"]
-    return hits, r.notes, r.timings
+    return hits, r
 
 
 def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit], want: int,
-                    notes: list[str], timings: dict[str, float]) -> list[Hit]:
+                    first_round: Round, texts_later: bool = False) -> list[Hit]:
     """A second round for multi-hop questions: the query followed by the text of its best
-    ``feedback_passages`` passages finds what the first hop leads to (the passage names the
-    bridge entity the question only describes). The two rankings of passages are fused by
-    reciprocal rank; each passage reports both contributions (``first_round``, ``feedback``),
-    its other parts and path come from the round that ranked it higher."""
+    ``feedback_passages`` passages (or, ``feedback_with_query=False``, that text alone: see
+    :func:`feedback_text`) finds what the first hop leads to (the passage names the bridge entity
+    the question only describes). The two rankings of passages are fused by reciprocal rank; each
+    passage reports both contributions (``first_round``, ``feedback``), its other parts and path
+    come from the round that ranked it higher. The second round's walk reuses the first's
+    neighbours; without new words there is no second round (the first is fused alone)."""
     t0 = time.perf_counter()
     first = [h for h in hits if h.kind == "chunk"]
     if not first:
         return hits
-    text = " ".join(h.text for h in first[: cfg.feedback_passages])
-    if cfg.feedback_words > 0:  # a shorter second query: fewer posting lists to read
-        text = " ".join(text.split()[: cfg.feedback_words])
-    second, notes2, _ = _rank(ctx, f"{query}\n{text}", cfg, ["chunk"], want)
-    notes.extend(n for n in notes2 if n not in notes)
+    text = feedback_text(query, [h.text for h in first[: cfg.feedback_passages]], cfg)
+    notes, timings = first_round.notes, first_round.timings
+    second: list[Hit] = []
+    if text.strip():  # without new words a second round would only repeat the first
+        second_query = f"{query}\n{text}" if cfg.feedback_with_query else text
+        second, second_round = _rank(ctx, second_query, cfg, ["chunk"], want, graph=first_round.graph,
+                                     texts=0 if texts_later else None)
+        notes.extend(n for n in second_round.notes if n not in notes)
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
     rank2 = {h.id: r for r, h in enumerate(second, 1)}
     by1, by2 = {h.id: h for h in first}, {h.id: h for h in second}
@@ -191,6 +219,26 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     fused.sort(key=lambda h: (-h.score, h.id))
     timings["feedback"] = (time.perf_counter() - t0) * 1000
     return fused[:want] + [h for h in hits if h.kind != "chunk"]
+
+
+def feedback_text(query: str, passages: Sequence[str], cfg: PassageConfig) -> str:
+    """What the second round adds to the query: the first ``feedback_words`` words of the best
+    passages (0: all of them), or with ``feedback_terms="names"`` only their name-like words
+    (capitalised or numeric, not already in the query): the bridge is a name the passage gives
+    and the question only describes, and every other word is one more posting list to read."""
+    words = " ".join(passages).split()
+    if cfg.feedback_words > 0:
+        words = words[: cfg.feedback_words]
+    if cfg.feedback_terms == "names":
+        asked = {w.casefold() for w in _WORD.findall(query)}
+        keep = []
+        for token in words:
+            for w in _WORD.findall(token):
+                if (w[0].isupper() or w[0].isdigit()) and w.casefold() not in asked and w.casefold() not in STOP_WORDS:
+                    keep.append(w)
+                    asked.add(w.casefold())
+        words = keep
+    return " ".join(words)
 
 
 def _document_hits(hits: list[Hit]) -> list[Hit]:
