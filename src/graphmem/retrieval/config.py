@@ -129,10 +129,11 @@ CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     # words of the passage (pooled R@5 70.4 against 70.0 with all of it, and a fifth less work)
     "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25),
                "feedback_words": 40},
-    # a contextual model's dense channel is its strongest (MiniLM alone: R@5 62.2 MuSiQue, 61.8 2Wiki):
-    # in the rerank dense 0.55, lexical 0.15, graph 0.3 (was 0.4 / 0.3 / 0.3); the first-stage fusion
-    # (1, 1) and the 5 dense seed passages stay. Pooled R@5 72.75 against 71.75 (MuSiQue 71.5 / 2Wiki
-    # 74.0 against 69.5 / 74.0, offline graph, feedback round), R@2 not below bm25s on either set;
+    # a contextual model's dense channel is about as good as BM25 (MiniLM alone R@5 62.2 / 61.8 on
+    # MuSiQue / 2Wiki, bm25s 50.9 / 65.5): in the rerank dense 0.55, lexical 0.15, graph 0.3 (was
+    # 0.4 / 0.3 / 0.3); the first-stage fusion (1, 1) and the 5 dense seed passages stay. Pooled R@5
+    # 72.75 against 71.75 (MuSiQue 71.5 / 2Wiki 74.0 against 69.5 / 74.0, offline graph, feedback
+    # round), R@2 not below bm25s on either set (the price: R@10 -2 on both, 2Wiki R@2 59.8 -> 57.0);
     # docs/benchmarks.md, "phase C: contextual embedders"
     "contextual": {"alpha": 0.55, "beta": 0.15, "gamma": 0.3},
 }
