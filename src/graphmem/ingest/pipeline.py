@@ -4,9 +4,9 @@ Flow: discover files -> read each into SourceDocuments (readers) -> skip those w
 hash is already stored (no extraction, milliseconds) -> extract (a pool of workers, so reading
 and extraction overlap with the single writer) -> validate -> write in batched transactions
 (a batch where a document fails half-way is written again with one savepoint per document). Ctrl-C
-during extraction leaves every finished document committed and the current one absent, during a
-document's write the batch absent; the next run resumes because finished documents are then
-"unchanged".
+during extraction leaves the batch's finished documents committed (with their vectors) and the
+unfinished ones absent, during a document's write (or the batch's embedding) the batch absent; the
+next run resumes because finished documents are then "unchanged".
 """
 
 from __future__ import annotations
@@ -274,6 +274,15 @@ def ingest_documents(
         fill()
         while pending and not summary.interrupted:
             batch = [pending[i] for i in range(min(batch_size, len(pending)))]
+            if _await_extractions(ctx, batch):
+                # Ctrl-C while the batch's extractions were awaited: the finished documents are written (and
+                # embedded) as usual, the unfinished ones left for the next run; then the run stops.
+                summary.interrupted = True
+                batch = [item for item in batch if item[1].done()]
+                done = {id(item) for item in batch}
+                rest = [item for item in pending if id(item) not in done]
+                pending.clear()
+                pending.extend([*batch, *rest])  # written in order from the left
             _prefetch_vectors(ctx, batch)
             try:
                 written = _write_batch(ctx, batch, guarded=False)
@@ -303,7 +312,7 @@ def ingest_documents(
                     summary.relations += res.edges_added
                     summary.mentions += res.mentions_added
                     summary.warnings.extend(f"{doc.doc_id}: {w}" for w in warnings + res.warnings)
-            if written.interrupted:
+            if written.interrupted or summary.interrupted:
                 summary.interrupted = True
                 if pending:  # the document being extracted or written when Ctrl-C came
                     last_id = pending[0][0].doc_id
@@ -399,17 +408,28 @@ def _wiki_deferred(ctx: Context) -> AbstractContextManager[Any]:
 _PREFETCH_MAX = 8192  # texts embedded ahead of a batch (their vectors are held until it is written)
 
 
+def _await_extractions(ctx: Context, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> bool:
+    """Wait for the batch's extractions when its prefetch will embed their names (the writer waits for them
+    right after anyway): skipping the unfinished ones left their names to ~20 small model calls per batch,
+    each paying the tokenizer's and the model's per-call cost. True when Ctrl-C came during the wait (a slow
+    extractor, e.g. an LLM): caught here, so that the documents already extracted are still written."""
+    wants_names = ctx.config.embeddings.embed_entities or ctx.config.embeddings.embed_relations
+    if ctx.embeddings.model_id is None or not wants_names:
+        return False
+    try:
+        wait([fut for _, fut in batch])
+    except KeyboardInterrupt:
+        return True
+    return False
+
+
 def _prefetch_vectors(ctx: Context, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
-    """Embed the next batch's chunks, entity names and relation facts in one model call, before its
-    transaction. The batch's extractions are awaited first (the writer waits for them right after
-    anyway): skipping the unfinished ones left their names to ~20 small model calls per batch, each
-    paying the tokenizer's and the model's per-call cost (and waking the tokenizer's threads)."""
+    """Embed the batch's chunks, entity names and relation facts in one model call, before its transaction
+    (the names of the finished extractions: all of them, after :func:`_await_extractions`)."""
     ctx.embeddings.clear_prefetched()
     if ctx.embeddings.model_id is None:
         return
     wants_names = ctx.config.embeddings.embed_entities or ctx.config.embeddings.embed_relations
-    if wants_names:
-        wait([fut for _, fut in batch])
     size, overlap = ctx.config.chunking.size, ctx.config.chunking.overlap
     texts: list[str] = []
     for doc, fut in batch:
