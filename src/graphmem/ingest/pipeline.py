@@ -16,7 +16,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +27,8 @@ from ..errors import GraphmemError, InvalidInput
 from ..extraction import Extraction
 from ..text import content_hash
 from ..trust import endpoint_api_key
-from .chunking import chunk_spans, embedding_text
-from .core import fact_text, ingest_document
+from .batch_vectors import await_extractions, prefetch_vectors
+from .core import ingest_document
 from .discover import discover
 from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
@@ -274,7 +274,7 @@ def ingest_documents(
         fill()
         while pending and not summary.interrupted:
             batch = [pending[i] for i in range(min(batch_size, len(pending)))]
-            if _await_extractions(ctx, batch):
+            if await_extractions(ctx, batch):
                 # Ctrl-C while the batch's extractions were awaited: the finished documents are written (and
                 # embedded) as usual, the unfinished ones left for the next run; then the run stops.
                 summary.interrupted = True
@@ -283,7 +283,7 @@ def ingest_documents(
                 rest = [item for item in pending if id(item) not in done]
                 pending.clear()
                 pending.extend([*batch, *rest])  # written in order from the left
-            _prefetch_vectors(ctx, batch)
+            prefetch_vectors(ctx, batch)
             try:
                 written = _write_batch(ctx, batch, guarded=False)
             except _DocumentFailed:
@@ -403,47 +403,6 @@ def _wiki_deferred(ctx: Context) -> AbstractContextManager[Any]:
     hooks, not at the end of every batch); nothing to hold without a wiki."""
     held = ctx.hooks.first(WIKI_DEFERRED, flush=False)
     return held if held is not None else nullcontext()
-
-
-_PREFETCH_MAX = 8192  # texts embedded ahead of a batch (their vectors are held until it is written)
-
-
-def _await_extractions(ctx: Context, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> bool:
-    """Wait for the batch's extractions when its prefetch will embed their names (the writer waits for them
-    right after anyway): skipping the unfinished ones left their names to ~20 small model calls per batch,
-    each paying the tokenizer's and the model's per-call cost. True when Ctrl-C came during the wait (a slow
-    extractor, e.g. an LLM): caught here, so that the documents already extracted are still written."""
-    wants_names = ctx.config.embeddings.embed_entities or ctx.config.embeddings.embed_relations
-    if ctx.embeddings.model_id is None or not wants_names:
-        return False
-    try:
-        wait([fut for _, fut in batch])
-    except KeyboardInterrupt:
-        return True
-    return False
-
-
-def _prefetch_vectors(ctx: Context, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
-    """Embed the batch's chunks, entity names and relation facts in one model call, before its transaction
-    (the names of the finished extractions: all of them, after :func:`_await_extractions`)."""
-    ctx.embeddings.clear_prefetched()
-    if ctx.embeddings.model_id is None:
-        return
-    wants_names = ctx.config.embeddings.embed_entities or ctx.config.embeddings.embed_relations
-    size, overlap = ctx.config.chunking.size, ctx.config.chunking.overlap
-    texts: list[str] = []
-    for doc, fut in batch:
-        if len(texts) >= _PREFETCH_MAX:  # a huge document: embed_items encodes the rest in slices
-            break
-        texts += [embedding_text((doc.title or doc.doc_id).strip() or doc.doc_id, doc.text[s:e])
-                  for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
-        if wants_names and fut.done() and not fut.cancelled() and fut.exception() is None:
-            outcome = fut.result()
-            if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_entities:
-                texts += [e.name for e in outcome[0].entities]
-            if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_relations:
-                texts += [fact_text(r.source, r.type, r.target) for r in outcome[0].relations]
-    ctx.embeddings.prefetch(texts)
 
 
 def ingest_paths(
