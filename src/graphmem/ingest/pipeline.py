@@ -4,9 +4,9 @@ Flow: discover files -> read each into SourceDocuments (readers) -> skip those w
 hash is already stored (no extraction, milliseconds) -> extract (a pool of workers, so reading
 and extraction overlap with the single writer) -> validate -> write in batched transactions
 (a batch where a document fails half-way is written again with one savepoint per document). Ctrl-C
-during extraction leaves every finished document committed and the current one absent, during a
-document's write the batch absent; the next run resumes because finished documents are then
-"unchanged".
+during extraction leaves the batch's finished documents committed (with their vectors) and the
+unfinished ones absent, during a document's write (or the batch's embedding) the batch absent; the
+next run resumes because finished documents are then "unchanged".
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +27,8 @@ from ..errors import GraphmemError, InvalidInput
 from ..extraction import Extraction
 from ..text import content_hash
 from ..trust import endpoint_api_key
-from .chunking import chunk_spans, embedding_text
-from .core import fact_text, ingest_document
+from .batch_vectors import await_extractions, prefetch_vectors
+from .core import ingest_document
 from .discover import discover
 from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
@@ -274,7 +274,16 @@ def ingest_documents(
         fill()
         while pending and not summary.interrupted:
             batch = [pending[i] for i in range(min(batch_size, len(pending)))]
-            _prefetch_vectors(ctx, batch)
+            if await_extractions(ctx, batch):
+                # Ctrl-C while the batch's extractions were awaited: the finished documents are written (and
+                # embedded) as usual, the unfinished ones left for the next run; then the run stops.
+                summary.interrupted = True
+                batch = [item for item in batch if item[1].done()]
+                done = {id(item) for item in batch}
+                rest = [item for item in pending if id(item) not in done]
+                pending.clear()
+                pending.extend([*batch, *rest])  # written in order from the left
+            prefetch_vectors(ctx, batch)
             try:
                 written = _write_batch(ctx, batch, guarded=False)
             except _DocumentFailed:
@@ -303,7 +312,7 @@ def ingest_documents(
                     summary.relations += res.edges_added
                     summary.mentions += res.mentions_added
                     summary.warnings.extend(f"{doc.doc_id}: {w}" for w in warnings + res.warnings)
-            if written.interrupted:
+            if written.interrupted or summary.interrupted:
                 summary.interrupted = True
                 if pending:  # the document being extracted or written when Ctrl-C came
                     last_id = pending[0][0].doc_id
@@ -394,36 +403,6 @@ def _wiki_deferred(ctx: Context) -> AbstractContextManager[Any]:
     hooks, not at the end of every batch); nothing to hold without a wiki."""
     held = ctx.hooks.first(WIKI_DEFERRED, flush=False)
     return held if held is not None else nullcontext()
-
-
-_PREFETCH_MAX = 8192  # texts embedded ahead of a batch (their vectors are held until it is written)
-
-
-def _prefetch_vectors(ctx: Context, batch: Sequence[tuple[SourceDocument, Future[Any]]]) -> None:
-    """Embed the next batch's chunks, entity names and relation facts in one model call, before its
-    transaction. The batch's extractions are awaited first (the writer waits for them right after
-    anyway): skipping the unfinished ones left their names to ~20 small model calls per batch, each
-    paying the tokenizer's and the model's per-call cost (and waking the tokenizer's threads)."""
-    ctx.embeddings.clear_prefetched()
-    if ctx.embeddings.model_id is None:
-        return
-    wants_names = ctx.config.embeddings.embed_entities or ctx.config.embeddings.embed_relations
-    if wants_names:
-        wait([fut for _, fut in batch])
-    size, overlap = ctx.config.chunking.size, ctx.config.chunking.overlap
-    texts: list[str] = []
-    for doc, fut in batch:
-        if len(texts) >= _PREFETCH_MAX:  # a huge document: embed_items encodes the rest in slices
-            break
-        texts += [embedding_text((doc.title or doc.doc_id).strip() or doc.doc_id, doc.text[s:e])
-                  for s, e in chunk_spans(doc.text, size, overlap)[:_PREFETCH_MAX - len(texts)]]
-        if wants_names and fut.done() and not fut.cancelled() and fut.exception() is None:
-            outcome = fut.result()
-            if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_entities:
-                texts += [e.name for e in outcome[0].entities]
-            if not isinstance(outcome, ExtractionError) and ctx.config.embeddings.embed_relations:
-                texts += [fact_text(r.source, r.type, r.target) for r in outcome[0].relations]
-    ctx.embeddings.prefetch(texts)
 
 
 def ingest_paths(
