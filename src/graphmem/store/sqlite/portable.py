@@ -212,6 +212,7 @@ class PortableSqlMixin(SqlHelpers):
                     conn.execute(f"DROP TRIGGER IF EXISTS replay_{table}_{op}")
             undone = 0
             start = _first_seq_at(conn, event_id)
+            _drop_undone_chunks(conn, start)
             for table, op, rid, old in conn.execute("SELECT tbl, op, rid, old FROM replay_log WHERE seq >= ? "
                                                     "ORDER BY seq DESC", (start,)).fetchall():
                 if op == "I":
@@ -269,6 +270,16 @@ def _first_seq_at(conn: sqlite3.Connection, event_id: int) -> int:
         else:
             lo = row[0] + 1
     return lo
+
+
+def _drop_undone_chunks(conn: sqlite3.Connection, start: int) -> None:
+    """Delete the chunks and mentions of the document versions whose insert is about to be undone (their own
+    inserts are not logged). Left for the orphan sweep, a chunk whose integer id is a deleted chunk's would have
+    that chunk restored over it, and its mentions (naming the chunk by that id) would become the restored one's."""
+    undone = ("SELECT c.id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
+              " WHERE d.rowid IN (SELECT rid FROM replay_log WHERE seq >= ? AND tbl = 'documents' AND op = 'I')")
+    conn.execute(f"DELETE FROM mention_rows WHERE chunk IN ({undone})", (start,))
+    conn.execute(f"DELETE FROM chunks WHERE id IN ({undone})", (start,))
 
 
 def _drop_orphans(conn: sqlite3.Connection) -> int:
