@@ -36,3 +36,92 @@ def test_replay_does_not_give_a_deleted_chunk_the_mentions_of_the_chunk_that_reu
         assert all(0 <= m[4] < m[5] <= len(text) for m in got if m[2] == "A")
     finally:
         kb.close()
+
+
+class _SwapAfterFirstRead:
+    """A connection that, right after the first statement reading ``documents`` has started, lets another
+    connection delete the document and add it again with another text (what a second process may do)."""
+
+    def __init__(self, conn: Any, swap: Any) -> None:
+        self._conn, self._swap = conn, swap
+
+    def _after(self, sql: str) -> None:
+        if self._swap is not None and "FROM documents" in sql:
+            swap, self._swap = self._swap, None
+            swap()
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        cur = self._conn.execute(sql, *args)
+        self._after(sql)
+        return cur
+
+    def cursor(self) -> Any:
+        outer = self
+
+        class _Cursor:
+            def __init__(self) -> None:
+                self._cur = outer._conn.cursor()
+
+            def execute(self, sql: str, *args: Any) -> Any:
+                got = self._cur.execute(sql, *args)
+                outer._after(sql)
+                return got
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self._cur, name)
+
+            def __setattr__(self, name: str, value: Any) -> None:
+                if name == "_cur":
+                    object.__setattr__(self, name, value)
+                else:
+                    setattr(self._cur, name, value)
+
+        return _Cursor()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def test_get_document_reads_its_row_and_chunks_from_one_snapshot(tmp_path: Path) -> None:
+    first = "  Alice Smith visited Paris in spring. " * 30 + "\n"
+    second = "\tBob Jones wrote about Rome and Madrid. " * 25 + "\r\n"
+    reader = graphmem.open(tmp_path / "kb", config=CONFIG)
+    writer = graphmem.open(tmp_path / "kb", config=CONFIG)
+    try:
+        reader.documents.add(first, doc_id="d", title="d")
+        assert reader.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 2  # text kept in chunks
+
+        def swap() -> None:
+            writer.documents.delete("d")
+            writer.documents.add(second, doc_id="d", title="d")
+
+        real = reader.store.conn
+        reader.store.conn = _SwapAfterFirstRead(real, swap)
+        try:
+            got = reader.store.get_document("d")
+        finally:
+            reader.store.conn = real
+        assert got is not None and got.content == first  # the state the read began in, whole
+        assert reader.store.get_document("d").content == second  # and the next read sees the new one
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_adding_an_unchanged_document_compares_hashes_without_rebuilding_its_text(tmp_path: Path,
+                                                                                   monkeypatch: Any) -> None:
+    kb = graphmem.open(tmp_path / "kb", config=CONFIG)
+    try:
+        text = "Alice Smith visited Paris in spring. " * 40
+        kb.documents.add(text, doc_id="d", title="d")
+
+        def refuse(*_: Any, **__: Any) -> None:
+            raise AssertionError("get_document rebuilt the text only to compare its hash")
+
+        monkeypatch.setattr(type(kb.store), "get_document", refuse)
+        again = kb.documents.add(text, doc_id="d", title="d")
+        assert (again.status, again.version) == ("unchanged", 1)
+        changed = kb.documents.add(text + " Bob too.", doc_id="d", title="d")
+        assert (changed.status, changed.version) == ("new_version", 2)
+    finally:
+        kb.close()
