@@ -125,3 +125,35 @@ def test_adding_an_unchanged_document_compares_hashes_without_rebuilding_its_tex
         assert (changed.status, changed.version) == ("new_version", 2)
     finally:
         kb.close()
+
+
+def test_hub_mention_reads_seek_the_node_chunk_index(tmp_path: Path) -> None:
+    kb = graphmem.open(tmp_path / "kb", config=CONFIG)
+    try:
+        for i in range(12):
+            kb.documents.ingest_text(f"Alice Smith visited Paris, day {i}. Bob Jones stayed home.", doc_id=f"d{i}")
+        store = kb.store
+        hub = store.conn.execute("SELECT node_id FROM mention_rows GROUP BY node_id ORDER BY count(*) DESC"
+                                 " LIMIT 1").fetchone()[0]
+        assert store.entity_chunk_counts([hub])[hub] == 12
+        seen: list[str] = []
+        store.conn.set_trace_callback(seen.append)
+        store._count_cache = (None, {})  # count again, through SQL
+        try:
+            got = store.entities_chunks([hub], 3)[hub]
+        finally:
+            store.conn.set_trace_callback(None)
+        assert [c.chunk_id for c in got] == ["d11:v1:c0", "d10:v1:c0", "d9:v1:c0"]  # newest first
+        want = dict(store.conn.execute("SELECT chunk_id, min(start) FROM mentions WHERE node_id = ? GROUP BY chunk_id",
+                                       (hub,)).fetchall())
+        assert [c.first for c in got] == [want[c.chunk_id] for c in got]
+        plans = {}
+        for sql in seen:
+            if "mention_rows" in sql and ("min(" in sql or "count(DISTINCT" in sql):
+                plans[sql] = " ; ".join(r[3] for r in store.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert len(plans) == 2, seen
+        for plan in plans.values():
+            assert "mention_rows_node_chunk" in plan and "TEMP B-TREE" not in plan, plan
+        assert any("(node_id=? AND chunk=?)" in plan for plan in plans.values())
+    finally:
+        kb.close()
