@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import graphmem
+from graphmem.ingest.chunking import chunk_spans
+from graphmem.models import Chunk, Document
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}}
 
@@ -157,3 +159,74 @@ def test_hub_mention_reads_seek_the_node_chunk_index(tmp_path: Path) -> None:
         assert any("(node_id=? AND chunk=?)" in plan for plan in plans.values())
     finally:
         kb.close()
+
+
+TEXTS = {
+    "a": "  Alice Smith works at Acme Corporation in Paris. " * 6 + "\n",
+    "b": ("Bob Jones lives in Berlin. Alice Smith visited Rome with Bob Jones. " * 5).strip(),
+}
+COMPARED = ["documents", "chunks", "nodes", "mentions", "events"]
+
+
+def _source(home: Path) -> Any:
+    kb = graphmem.open(home, config=CONFIG)
+    for doc_id, text in TEXTS.items():
+        kb.documents.ingest_text(text, doc_id=doc_id, title=doc_id)
+    # written below the ingest path (which refuses NUL): a text that starts with NUL, in chunks
+    text = "\x00lead then words " * 20
+    with kb.store.transaction():
+        kb.store.insert_document(Document("z", 1, "z", "z", text, "hz", {}, "2026-01-01T00:00:00.000Z"),
+                                 [Chunk(f"z:v1:c{i}", "z", 1, i, s, e, text[s:e])
+                                  for i, (s, e) in enumerate(chunk_spans(text, 100, 20))])
+    return kb
+
+
+def _stored(store: Any) -> tuple[dict[str, str], int, int]:
+    forms = {r[0]: ("''" if r[1] == "" else "nul" if r[1].startswith("\x00") else "full")
+             for r in store.conn.execute("SELECT doc_id, content FROM documents")}
+    shaped, total = store.conn.execute("SELECT count(shape), count(*) FROM events").fetchone()
+    return forms, shaped, total
+
+
+def _copy(rows: list[tuple[str, dict[str, Any]]], home: Path) -> Any:
+    kb = graphmem.open(home, config=CONFIG)
+    kb.store.conn.execute("DELETE FROM events")  # the copy holds the source's log only
+    with kb.store.transaction():
+        kb.store.load_rows(rows)
+    return kb
+
+
+def test_loaded_rows_are_stored_compactly_and_read_back_as_dumped(tmp_path: Path) -> None:
+    src = _source(tmp_path / "src")
+    copy = None
+    try:
+        rows = list(src.store.dump_rows())
+        copy = _copy(rows, tmp_path / "copy")
+        assert copy.store.get_document("z").content == "\x00lead then words " * 20
+        assert {d: copy.store.get_document(d).content for d in TEXTS} == TEXTS
+        forms, shaped, total = _stored(copy.store)
+        assert forms == {"a": "nul", "b": "''", "z": "nul"} == _stored(src.store)[0]
+        assert total == _stored(src.store)[2] and shaped >= _stored(src.store)[1] > 0
+        assert list(copy.store.dump_rows(COMPARED)) == list(src.store.dump_rows(COMPARED))
+        assert copy.store.list_events(limit=1000) == src.store.list_events(limit=1000)
+    finally:
+        src.close()
+        if copy is not None:
+            copy.close()
+
+
+def test_rows_load_in_any_order_mentions_and_documents_before_their_chunks(tmp_path: Path) -> None:
+    src = _source(tmp_path / "src")
+    copy = None
+    try:
+        rows = list(src.store.dump_rows())
+        order = {"mentions": 0, "documents": 2, "chunks": 3}
+        reordered = sorted(rows, key=lambda r: order.get(r[0], 1))
+        assert [t for t, _ in reordered].index("mentions") < [t for t, _ in reordered].index("chunks")
+        copy = _copy(reordered, tmp_path / "copy")
+        assert _stored(copy.store)[0] == {"a": "nul", "b": "''", "z": "nul"}
+        assert sorted(copy.store.dump_rows(COMPARED), key=repr) == sorted(src.store.dump_rows(COMPARED), key=repr)
+    finally:
+        src.close()
+        if copy is not None:
+            copy.close()
