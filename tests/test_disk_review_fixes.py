@@ -3,12 +3,19 @@ reused, one snapshot per document read, loaded rows stored in the compact forms,
 
 from __future__ import annotations
 
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import graphmem
+from graphmem.errors import BackendError
 from graphmem.ingest.chunking import chunk_spans
 from graphmem.models import Chunk, Document
+from graphmem.store import open_store
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}}
 
@@ -230,3 +237,44 @@ def test_rows_load_in_any_order_mentions_and_documents_before_their_chunks(tmp_p
         src.close()
         if copy is not None:
             copy.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_knowledge_base_with_a_migration_this_code_does_not_know_is_refused(tmp_path: Path,
+                                                                              read_only: bool) -> None:
+    graphmem.open(tmp_path / "kb", config=CONFIG).close()
+    db = tmp_path / "kb" / "graph.db"
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO schema_migrations (name, applied_at) VALUES ('0099_from_the_future', 'now')")
+    before = conn.execute("SELECT count(*) FROM schema_migrations").fetchone()
+    conn.close()
+    with pytest.raises(BackendError) as err:
+        open_store(tmp_path / "kb", read_only="a test" if read_only else None)
+    assert "'0099_from_the_future'" in str(err.value) and "upgrade graphmem" in str(err.value)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == before  # nothing written
+    conn.close()
+    cli = subprocess.run([sys.executable, "-m", "graphmem", "--home", str(tmp_path / "kb"), "stats", "--json"],
+                         capture_output=True, text=True)
+    assert cli.returncode != 0 and "Traceback" not in cli.stderr
+    assert "0099_from_the_future" in cli.stderr + cli.stdout and "upgrade graphmem" in cli.stderr + cli.stdout
+
+
+def test_stats_count_the_mention_rows_without_joining_their_chunks(tmp_path: Path) -> None:
+    kb = graphmem.open(tmp_path / "kb", config=CONFIG)
+    try:
+        for doc_id, text in TEXTS.items():
+            kb.documents.ingest_text(text, doc_id=doc_id, title=doc_id)
+        kb.documents.delete("a")  # its mentions go with its chunks
+        seen: list[str] = []
+        kb.store.conn.set_trace_callback(seen.append)
+        try:
+            got = kb.store.stats()["mentions"]
+        finally:
+            kb.store.conn.set_trace_callback(None)
+        assert got == kb.store.conn.execute("SELECT count(*) FROM mentions").fetchone()[0] > 0
+        counted = [sql for sql in seen if "count(*)" in sql and "mention" in sql]
+        assert counted == ["SELECT count(*) FROM mention_rows"]
+    finally:
+        kb.close()
