@@ -43,6 +43,12 @@ def test_replay_does_not_give_a_deleted_chunk_the_mentions_of_the_chunk_that_reu
             text = view.documents.get("A").content
         assert got == at_e0
         assert all(0 <= m[4] < m[5] <= len(text) for m in got if m[2] == "A")
+        # the id taken twice more: B deleted, D added (B's mentions come back from the log, then go with B)
+        docs.delete("B")
+        docs.ingest_text("Carol King met Bob Jones in Lisbon. Alice Smith and Zed Zulu stayed in Oslo.", doc_id="D")
+        assert kb.store.conn.execute("SELECT doc_id FROM chunks WHERE id = ?", (a_chunk,)).fetchone()[0] == "D"
+        with kb.events.replay(e0) as view:
+            assert _mentions(view.store) == at_e0
     finally:
         kb.close()
 

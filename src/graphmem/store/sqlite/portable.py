@@ -278,10 +278,11 @@ class PortableSqlMixin(SqlHelpers):
                     conn.execute(f"DROP TRIGGER IF EXISTS replay_{table}_{op}")
             undone = 0
             start = _first_seq_at(conn, event_id)
-            _drop_undone_chunks(conn, start)
             for table, op, rid, old in conn.execute("SELECT tbl, op, rid, old FROM replay_log WHERE seq >= ? "
                                                     "ORDER BY seq DESC", (start,)).fetchall():
                 if op == "I":
+                    if table == "documents":
+                        _drop_version_chunks(conn, rid)
                     conn.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rid,))
                 else:
                     row = json.loads(old)
@@ -338,14 +339,15 @@ def _first_seq_at(conn: sqlite3.Connection, event_id: int) -> int:
     return lo
 
 
-def _drop_undone_chunks(conn: sqlite3.Connection, start: int) -> None:
-    """Delete the chunks and mentions of the document versions whose insert is about to be undone (their own
-    inserts are not logged). Left for the orphan sweep, a chunk whose integer id is a deleted chunk's would have
-    that chunk restored over it, and its mentions (naming the chunk by that id) would become the restored one's."""
-    undone = ("SELECT c.id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
-              " WHERE d.rowid IN (SELECT rid FROM replay_log WHERE seq >= ? AND tbl = 'documents' AND op = 'I')")
-    conn.execute(f"DELETE FROM mention_rows WHERE chunk IN ({undone})", (start,))
-    conn.execute(f"DELETE FROM chunks WHERE id IN ({undone})", (start,))
+def _drop_version_chunks(conn: sqlite3.Connection, rowid: int) -> None:
+    """Delete the chunks and mentions of the document version whose insert is being undone (their own inserts are
+    not logged). Left for the orphan sweep at the end, a chunk whose integer id an older, deleted chunk had would
+    be overwritten when that chunk is restored, and its mentions (naming the chunk by that id) would become the
+    restored chunk's."""
+    chunks = ("SELECT c.id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
+              " WHERE d.rowid = ?")
+    conn.execute(f"DELETE FROM mention_rows WHERE chunk IN ({chunks})", (rowid,))
+    conn.execute(f"DELETE FROM chunks WHERE id IN ({chunks})", (rowid,))
 
 
 def _drop_orphans(conn: sqlite3.Connection) -> int:
