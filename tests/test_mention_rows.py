@@ -89,7 +89,9 @@ def _downgrade(db: Path) -> None:
         conn.executemany('INSERT INTO mentions (id, node_id, chunk_id, doc_id, version, start, "end")'
                          " VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         conn.executemany("UPDATE replay_log SET tbl = 'mentions', old = ? WHERE seq = ?", log)
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0021_mention_rows'")
+        # an index on mention_rows since (0027) went with the table: a KB from before 0021 had none of them
+        conn.execute("DELETE FROM schema_migrations WHERE name IN ('0021_mention_rows',"
+                     " '0027_mention_rows_node_chunk')")
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -168,7 +170,7 @@ def test_an_old_knowledge_base_migrates_with_nothing_lost(homes: tuple[Path, Pat
         assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'mentions'").fetchone() == ("view",)
         assert conn.execute("SELECT count(*) FROM replay_log WHERE tbl = 'mentions'").fetchone() == (0,)
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-        assert {"mention_rows_node", "mention_rows_chunk"} <= names
+        assert {"mention_rows_node", "mention_rows_chunk", "mention_rows_node_chunk"} <= names
         assert not names & {"mentions_node", "mentions_node_recent", "mentions_chunk"}
     finally:
         conn.close()

@@ -41,6 +41,7 @@ SHIPPED = {
     "0021_document_text_from_chunks": "7e93f25ab31a6da2f569b30d449c1024203dab98be4537592a20970520b93362",
     "0021_event_payload_shapes": "300574ecff43e388b1561c70dbb47c593ed863d6912cd00d1edd8d0a44e41323",
     "0022_memory_read_generations": "89602d9927ae429a69acac6cb6ceafe3c9b4e75ec2c5b16c27754d93e35e9b02",
+    "0027_mention_rows_node_chunk": "823da8f42c34cef2ab8fe56839b4d005dbfd44227f3b14a29599c05570671e1c",
 }
 
 

@@ -197,7 +197,7 @@ def ingest_document(
     digest = content_hash(content)
     ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
     with store.transaction():
-        latest = store.get_document(doc_id)
+        latest = store.latest_documents([doc_id]).get(doc_id)  # its hash, not its text (rebuilt from chunks)
         if latest is not None and latest.content_hash == digest:
             return IngestResult(
                 doc_id, "unchanged", latest.version, chunk_count=latest.chunk_count,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import json
 import sqlite3
@@ -81,6 +80,17 @@ def read_content(stored: str, chunks: Callable[[], Iterable[Any]]) -> str:
     return parts[0] if len(parts) == 1 else parts[0] + stitch_chunks(chunks()) + parts[1]
 
 
+# A document version in one statement (one read snapshot): first its row as a JSON array (start and end NULL),
+# then, where its text is stored in its chunks (content '' or NUL-led), its chunks' (text, start, end) in ordinal
+# order. Three columns a row: the chunk rows are thousands for a long document.
+_DOCUMENT_WITH_CHUNKS = (
+    "SELECT json_array(doc_id, version, title, source, content, content_hash, metadata, created_at, is_latest,"
+    " chunk_count), NULL, NULL FROM documents WHERE doc_id = ? AND version = {which}"
+    ' UNION ALL SELECT * FROM (SELECT c.text, c.start, c."end" FROM chunks c JOIN documents d ON d.doc_id = c.doc_id'
+    " AND d.version = c.version AND (d.content = '' OR substr(CAST(d.content AS BLOB), 1, 1) = x'00')"
+    " WHERE c.doc_id = ? AND c.version = {which} ORDER BY c.ordinal)")
+_LATEST_VERSION = "(SELECT max(version) FROM documents WHERE doc_id = ?)"
+
 CHUNK_TEXTS = 'SELECT text, start, "end" FROM chunks WHERE doc_id = ? AND version = ? ORDER BY ordinal'
 
 
@@ -109,16 +119,22 @@ class DocumentSqlMixin(SqlHelpers):
         )
 
     def get_document(self, doc_id: str, version: int | None = None) -> Document | None:
-        """A document version (the latest when ``version`` is None)."""
-        if version is None:
-            rows = self._rows("SELECT * FROM documents WHERE doc_id = ? ORDER BY version DESC LIMIT 1", (doc_id,))
-        else:
-            rows = self._rows("SELECT * FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
-        if not rows:
+        """A document version (the latest when ``version`` is None).
+
+        One statement, so one read snapshot: the row and the chunks its text is rebuilt from can never come from
+        two states of the file (another process deleting the document and adding it again in between)."""
+        which, ask = (_LATEST_VERSION, doc_id) if version is None else ("?", version)
+        cur = self.conn.cursor()
+        cur.row_factory = None
+        rows = cur.execute(_DOCUMENT_WITH_CHUNKS.format(which=which), (doc_id, ask, doc_id, ask)).fetchall()
+        heads = [r[0] for r in rows if r[1] is None]  # the document row (a chunk's start is never NULL)
+        if not heads:
             return None
-        doc = self._doc(rows[0])
-        text = read_content(doc.content, lambda: self._rows(CHUNK_TEXTS, (doc.doc_id, doc.version)))
-        return doc if text == doc.content else dataclasses.replace(doc, content=text)
+        (d_id, d_version, title, source, stored, digest, meta, created, latest, count) = json.loads(heads[0])
+        text = read_content(stored, lambda: [r for r in rows if r[1] is not None])
+        return Document(doc_id=d_id, version=d_version, title=title, source=source, content=text,
+                        content_hash=digest, metadata=json.loads(meta), created_at=created, is_latest=bool(latest),
+                        chunk_count=count)
 
     def document_versions(self, doc_id: str) -> list[Document]:
         """Every stored version of a document, oldest first (content omitted)."""

@@ -11,7 +11,7 @@ from ...models import Event
 from ..rows import JsonObject
 from .sqlbase import SqlHelpers, batches
 
-__all__ = ["EventSqlMixin", "event_payload", "event_payload_text"]
+__all__ = ["EventSqlMixin", "event_payload", "event_payload_text", "shaped_payload"]
 
 # One encoder for every event: json.dumps with options builds a new JSONEncoder per call.
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
@@ -38,6 +38,19 @@ def event_payload_text(stored: str, keys: str | None) -> str:
     """The payload's JSON text as it was written (every event append_event stores is ``_encode(payload)``, and
     a JSON round trip of its values gives them back as they were: the text is rebuilt byte for byte)."""
     return stored if keys is None else _encode(event_payload(stored, keys))
+
+
+def shaped_payload(text: str) -> tuple[str, str] | None:
+    """``(keys, values)`` as JSON texts for a payload given as its JSON text (a dump's), when the shaped form
+    reads back as exactly that text (:func:`event_payload_text`) and has a shape as append_event gives one; else
+    None (the text is stored as it is)."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict) or len(payload) < 2 or _encode(payload) != text:
+        return None
+    return _encode(list(payload)), _encode(list(payload.values()))
 
 
 class EventSqlMixin(SqlHelpers):

@@ -62,7 +62,7 @@ class LifecycleSqlMixin(TransactionMixin, SqlHelpers):
             "entities": nodes_by_kind.get("entity", 0),
             "edges": one("SELECT count(*) FROM edges"),
             "provenance": one("SELECT count(*) FROM provenance"),
-            "mentions": one("SELECT count(*) FROM mentions"),
+            "mentions": one("SELECT count(*) FROM mention_rows"),  # each names a chunk that exists (cascade)
             "entity_types": one("SELECT count(*) FROM ontology_types WHERE kind = 'entity'"),
             "relation_types": one("SELECT count(*) FROM ontology_types WHERE kind = 'relation'"),
             "events": one("SELECT count(*) FROM events"),

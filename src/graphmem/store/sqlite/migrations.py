@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .schema_disk import DISK_MIGRATIONS
+from .schema_disk import DISK_FIX_MIGRATIONS, DISK_MIGRATIONS
 from .schema_graph import GRAPH_MIGRATIONS
 from .schema_hosts import HOSTS_MIGRATIONS
 from .schema_memory import FEED_MIGRATIONS, SKILL_MEMORY_MIGRATIONS
@@ -24,7 +24,8 @@ __all__ = ["MIGRATIONS", "split_sql"]
 MIGRATIONS: list[tuple[str, str]] = [*GRAPH_MIGRATIONS, *WIKI_VECTOR_MIGRATIONS, *SKILL_MEMORY_MIGRATIONS,
                                      *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS, *SEARCH_MIGRATIONS,
                                      *WRITE_PATH_MIGRATIONS, *WIKI_SEE_ALSO_MIGRATIONS, *HOSTS_MIGRATIONS,
-                                     *DISK_MIGRATIONS, *MEMORY_READ_MIGRATIONS]
+                                     *DISK_MIGRATIONS, *MEMORY_READ_MIGRATIONS,
+                                     *DISK_FIX_MIGRATIONS]
 """``(name, SQL script)`` in the order they are applied."""
 
 

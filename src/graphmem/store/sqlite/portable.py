@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, InvalidInput
-from .documents import CHUNK_TEXTS, read_content
-from .events import event_payload_text
+from .documents import CHUNK_TEXTS, read_content, stored_content
+from .events import event_payload_text, shaped_payload
 from .evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
 from .schema_disk import DISK_REPLAYED
 from .schema_memory import REPLAYED_TABLES
@@ -39,6 +39,12 @@ _VECTOR_OWNERS = {"chunk": ("chunks", "chunk_id"), "entity": ("nodes", "id"), "m
 
 def _encode(value: Any) -> Any:
     return {"$b64": base64.b64encode(value).decode("ascii")} if isinstance(value, bytes) else value
+
+
+def _json_bytes(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return _encode(value)
+    raise TypeError(f"a {type(value).__name__} is not a dumped value")
 
 
 def _decode(value: Any) -> Any:
@@ -104,9 +110,18 @@ class PortableSqlMixin(SqlHelpers):
             conn.close()
 
     def load_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
-        """Insert dumped rows (inside a transaction); references are checked at COMMIT."""
+        """Insert dumped rows (inside a transaction); references are checked at COMMIT.
+
+        Rows may come in any order. Mentions are set aside (in a temporary table) until every other row is in:
+        they name their chunk by its integer key. Documents are stored in the compact form their chunks allow
+        (:func:`stored_content`) once those are in, and events with their payload's shape where that gives the
+        payload's text back byte for byte: a copy takes as little room as the knowledge base it comes from."""
         known = {t: {r["name"] for r in self._rows(f'PRAGMA table_info("{t}")')} for t in self.dump_tables()}
         self.conn.execute("PRAGMA defer_foreign_keys = ON")  # rows may come in any order; checked at COMMIT
+        self.conn.execute("DROP TABLE IF EXISTS temp.load_later")
+        self.conn.execute("CREATE TEMP TABLE load_later (seq INTEGER PRIMARY KEY, row TEXT NOT NULL)")
+        shapes: dict[str, int] = {}
+        documents: list[tuple[Any, Any]] = []
         counts: dict[str, int] = {}
         for table, row in rows:
             cols = known.get(table)
@@ -116,11 +131,62 @@ class PortableSqlMixin(SqlHelpers):
             if extra:
                 raise InvalidInput(f"{table}.{extra[0]}: no such column; the export comes from another schema; "
                                    "nothing was imported")
-            names = list(row)
-            self.conn.execute(f'INSERT OR REPLACE INTO "{table}" ({",".join(f"{chr(34)}{c}{chr(34)}" for c in names)}) '
-                              f"VALUES ({','.join('?' * len(names))})", [_decode(row[c]) for c in names])
+            if table == "mentions":
+                self.conn.execute("INSERT INTO temp.load_later (row) VALUES (?)",
+                                  (json.dumps(row, ensure_ascii=False, default=_json_bytes),))
+            else:
+                self._load_row(table, self._shaped_event(row, shapes) if table == "events" else row)
+                if table == "documents":
+                    documents.append((row.get("doc_id"), row.get("version")))
             counts[table] = counts.get(table, 0) + 1
+        self._compact_documents(documents)
+        for (text,) in self.conn.execute("SELECT row FROM temp.load_later ORDER BY seq").fetchall():
+            self._load_row("mentions", json.loads(text))
+        self.conn.execute("DROP TABLE temp.load_later")
         return counts
+
+    def _load_row(self, table: str, row: dict[str, Any]) -> None:
+        names = list(row)
+        self.conn.execute(f'INSERT OR REPLACE INTO "{table}" ({",".join(_q(c) for c in names)}) '
+                          f"VALUES ({','.join('?' * len(names))})", [_decode(row[c]) for c in names])
+
+    def _compact_documents(self, keys: list[tuple[Any, Any]]) -> None:
+        """Store the loaded document versions' texts (given in full) as :func:`stored_content` does, now that
+        their chunks are in. The replay log's update trigger is set aside meanwhile, as migration
+        0021_document_text_from_chunks did: the rows mean the same before and after."""
+        updates = []
+        for doc_id, version in keys:
+            got = self.conn.execute("SELECT rowid_, content FROM documents WHERE doc_id = ? AND version = ?",
+                                    (doc_id, version)).fetchone()
+            if got is None or not isinstance(got[1], str):
+                continue
+            chunks = [tuple(c) for c in self.conn.execute(CHUNK_TEXTS, (doc_id, version))]
+            stored = stored_content(got[1], chunks)
+            if stored != got[1]:
+                updates.append((stored, got[0]))
+        if not updates:
+            return
+        trigger = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'"
+                                    " AND name = 'replay_documents_u'").fetchone()
+        if trigger is not None:
+            self.conn.execute("DROP TRIGGER replay_documents_u")
+        self.conn.executemany("UPDATE documents SET content = ? WHERE rowid_ = ?", updates)
+        if trigger is not None:
+            self.conn.execute(trigger[0])
+
+    def _shaped_event(self, row: dict[str, Any], shapes: dict[str, int]) -> dict[str, Any]:
+        """A dumped events row stored as append_event stores it in a transaction (its payload's values and shape),
+        where the shaped form reads back as the same text; else as given."""
+        text = row.get("payload")
+        if not isinstance(text, str) or row.get("shape") is not None:
+            return row
+        shaped = shaped_payload(text)
+        if shaped is None:
+            return row
+        keys, values = shaped
+        if keys not in shapes:
+            shapes.update(self._shape_ids({keys}))  # type: ignore[attr-defined]  # EventSqlMixin
+        return {**row, "payload": values, "shape": shapes[keys]}
 
     def backup_to(self, path: Path) -> None:
         """SQLite's online backup API: a page-level copy under one read snapshot, so writers in other
@@ -215,6 +281,8 @@ class PortableSqlMixin(SqlHelpers):
             for table, op, rid, old in conn.execute("SELECT tbl, op, rid, old FROM replay_log WHERE seq >= ? "
                                                     "ORDER BY seq DESC", (start,)).fetchall():
                 if op == "I":
+                    if table == "documents":
+                        _drop_version_chunks(conn, rid)
                     conn.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rid,))
                 else:
                     row = json.loads(old)
@@ -269,6 +337,17 @@ def _first_seq_at(conn: sqlite3.Connection, event_id: int) -> int:
         else:
             lo = row[0] + 1
     return lo
+
+
+def _drop_version_chunks(conn: sqlite3.Connection, rowid: int) -> None:
+    """Delete the chunks and mentions of the document version whose insert is being undone (their own inserts are
+    not logged). Left for the orphan sweep at the end, a chunk whose integer id an older, deleted chunk had would
+    be overwritten when that chunk is restored, and its mentions (naming the chunk by that id) would become the
+    restored chunk's."""
+    chunks = ("SELECT c.id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version"
+              " WHERE d.rowid = ?")
+    conn.execute(f"DELETE FROM mention_rows WHERE chunk IN ({chunks})", (rowid,))
+    conn.execute(f"DELETE FROM chunks WHERE id IN ({chunks})", (rowid,))
 
 
 def _drop_orphans(conn: sqlite3.Connection) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .schema_memory import _EV, _REPLAYED
 
-__all__ = ["DISK_MIGRATIONS", "DISK_REPLAYED"]
+__all__ = ["DISK_FIX_MIGRATIONS", "DISK_MIGRATIONS", "DISK_REPLAYED"]
 
 # Tables whose changes the replay log records, added since 0012 (replay drops their triggers before undoing).
 DISK_REPLAYED: dict[str, tuple[str, ...]] = {"mention_rows": ("id", "node_id", "chunk", "start", "end")}
@@ -135,4 +135,17 @@ DISK_MIGRATIONS: list[tuple[str, str]] = [
     ("0021_mention_rows", _MENTION_ROWS),
     ("0021_document_text_from_chunks", _DOCUMENT_TEXT),
     ("0021_event_payload_shapes", _EVENT_SHAPES),
+]
+
+_MENTION_NODE_CHUNK = """
+-- Which chunks of a hub entity's list hold its first offset (entities_chunks: min(start) per (node, chunk)) and how
+-- many chunks an entity is in (entity_chunk_counts) were seeks and an ordered scan on the (node_id, chunk_id) index
+-- before 0021, and became a scan of the entity's whole mention list plus a temporary B-tree on mention_rows_node.
+-- The (node_id, chunk) index serves both again; mention_rows_node stays (newest-first reads go in rowid order).
+CREATE INDEX mention_rows_node_chunk ON mention_rows (node_id, chunk);
+"""
+
+# Review fixes of the 0021 migrations (issue 16).
+DISK_FIX_MIGRATIONS: list[tuple[str, str]] = [
+    ("0027_mention_rows_node_chunk", _MENTION_NODE_CHUNK),
 ]

@@ -73,6 +73,7 @@ class SqliteStore(ConnectionMixin, LifecycleSqlMixin, EventSqlMixin, DocumentSql
         c = self.conn
         if self.read_only:
             applied = {r[0] for r in c.execute("SELECT name FROM schema_migrations")}
+            self._refuse_unknown_migrations()
             missing = [name for name, _ in MIGRATIONS if name not in applied]
             if missing:
                 raise BackendError(
@@ -83,6 +84,7 @@ class SqliteStore(ConnectionMixin, LifecycleSqlMixin, EventSqlMixin, DocumentSql
         c.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
+        self._refuse_unknown_migrations()
         applied = {r[0] for r in c.execute("SELECT name FROM schema_migrations")}
         for name, script in MIGRATIONS:
             if name in applied:
@@ -96,6 +98,18 @@ class SqliteStore(ConnectionMixin, LifecycleSqlMixin, EventSqlMixin, DocumentSql
                 c.execute(
                     "INSERT INTO schema_migrations (name, applied_at) VALUES (?, datetime('now'))", (name,)
                 )
+
+
+    def _refuse_unknown_migrations(self) -> None:
+        """A file a newer graphmem migrated may store rows in forms this code cannot read (it would read them
+        wrong, silently): refuse it, naming the first migration this code does not know."""
+        known = {name for name, _ in MIGRATIONS}
+        unknown = [r[0] for r in self.conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")
+                   if r[0] not in known]
+        if unknown:
+            raise BackendError(
+                f"{self.path} was written by a newer graphmem (schema migration {unknown[0]!r} is unknown to this "
+                "version); upgrade graphmem to open it; nothing was changed")
 
 
 def _conforms(store: SqliteStore) -> Store:
