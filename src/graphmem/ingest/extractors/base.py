@@ -50,10 +50,12 @@ def validate_extraction(
 ) -> tuple[Extraction, list[str]]:
     """Keep only what the contract accepts; report every dropped item.
 
-    Dropped: an entity whose supporting text is given but not in the document (case and
-    whitespace folded) — nothing hallucinated is stored; a relation below ``min_confidence``;
-    a relation whose supporting text is not in the document; a relation whose endpoints are
-    not both in the entity list.
+    Dropped: an entity with an empty (or whitespace-only) name; an entity whose supporting
+    text is given but not in the document (case and whitespace folded) — nothing hallucinated
+    is stored; a relation with an empty source, target or type; a relation below
+    ``min_confidence``; a relation whose supporting text is not in the document; a relation
+    whose endpoints are not both in the entity list. A bad item costs only itself: the rest of
+    the document (and of its batch) is written.
     """
     folded: list[FoldedText] = []  # built on the first quote not found verbatim (a copy of the text)
     warnings: list[str] = []
@@ -68,6 +70,11 @@ def validate_extraction(
     entities: list[EntitySpec] = []
     names: set[str] = set()
     for i, e in enumerate(extraction.entities):
+        if not normalize_name(e.name):
+            # Every empty name keys the same node id but no name row, so two of them in one batch
+            # collided at commit and lost the whole batch.
+            warnings.append(f"{source}: entities[{i}].name: empty; dropped (an entity needs a name)")
+            continue
         if not present(e.supporting_text):
             warnings.append(f"{source}: entities[{i}] '{e.name}': supporting_text not in the document; dropped")
             continue
@@ -77,7 +84,11 @@ def validate_extraction(
     relations: list[RelationSpec] = []
     for i, r in enumerate(extraction.relations):
         label = f"{source}: relations[{i}] '{r.source} --[{r.type}]--> {r.target}'"
-        if r.confidence < min_confidence:
+        empty = next((f for f, value in (("source", r.source), ("target", r.target), ("type", r.type))
+                      if not normalize_name(value)), None)
+        if empty is not None:
+            warnings.append(f"{source}: relations[{i}].{empty}: empty; dropped (a relation needs a {empty})")
+        elif r.confidence < min_confidence:
             warnings.append(f"{label}: confidence {r.confidence:g} below {min_confidence:g}; dropped")
         elif not present(r.supporting_text):
             warnings.append(f"{label}: supporting_text not in the document; dropped")
