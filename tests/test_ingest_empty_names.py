@@ -5,7 +5,9 @@ name row, so two of them in one ingest batch collided at commit (``UNIQUE constr
 nodes.id; nothing was written``) and stopped the whole run. Validation drops the item with a
 warning naming its field, like the other unacceptable items it drops; a JSONL record whose
 entity list holds an empty name is malformed input and is refused as a whole (InvalidInput
-naming the field and the line), like the other malformed records; the rest is written.
+naming the field and the line), like the other malformed records; the rest is written. An
+``Extraction`` object handed to ``kb.ingest`` with such a name is refused whole (InvalidInput),
+as ``kb.ingest_with_content`` refuses the same fault in raw lists, and nothing is written.
 """
 
 from __future__ import annotations
@@ -150,3 +152,21 @@ def test_ingest_with_content_refuses_an_empty_name_and_writes_nothing(tmp_path):
         assert kb.documents.list() == [] and _entity_names(kb) == []
         res = kb.ingest_with_content("d1", "T", "s", "Alpha text.", [{"name": "Alpha"}])
         assert res["status"] == "added" and _entity_names(kb) == ["Alpha"]
+
+
+@pytest.mark.parametrize(("extraction", "field"), [
+    (Extraction((EntitySpec("Alpha"), EntitySpec(" \t"))), r"entities\[1\]\.name: empty; give a non-empty 'name'"),
+    (Extraction((EntitySpec("Alpha"),), (RelationSpec("Alpha", "", "x"),)),
+     r"relations\[0\]\.target: empty; give a non-empty 'target'"),
+    (Extraction((EntitySpec("Alpha"),), (RelationSpec("Alpha", "Alpha", "  "),)),
+     r"relations\[0\]\.type: empty; give a non-empty 'type'"),
+])
+def test_kb_ingest_refuses_an_extraction_object_with_an_empty_name(tmp_path, extraction, field):
+    # Two documents in a row used to store a nameless node, then fail with a UNIQUE BackendError.
+    with graphmem.open(tmp_path / "kb") as kb:
+        for doc_id in ("d1", "d2"):
+            with pytest.raises(InvalidInput, match=field):
+                kb.ingest(doc_id, "T", "s", "Alpha text.", extraction)
+        assert kb.documents.list() == [] and _entity_names(kb) == []
+        res = kb.ingest("d1", "T", "s", "Alpha text.", Extraction((EntitySpec("Alpha"),)))
+        assert res.status == "added" and _entity_names(kb) == ["Alpha"]

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ...errors import InvalidInput
 from ...extraction import EntitySpec, Extraction, RelationSpec
 from ...text import FoldedText, normalize_name
 
-__all__ = ["SourceDocument", "Extractor", "ExtractionError", "validate_extraction"]
+__all__ = ["SourceDocument", "Extractor", "ExtractionError", "validate_extraction", "require_names"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,25 @@ class Extractor(Protocol):
 
     def extract(self, doc: SourceDocument) -> Extraction:
         """Entities and relations found in ``doc.text``; every item carries supporting text."""
+
+
+def _empty_field(relation: RelationSpec) -> str | None:
+    """The first of a relation's source, target and type that is empty once normalised, if any."""
+    return next((name for name, value in (("source", relation.source), ("target", relation.target),
+                                          ("type", relation.type)) if not normalize_name(value)), None)
+
+
+def require_names(extraction: Extraction) -> None:
+    """Raise InvalidInput naming the first entity with an empty name or relation with an empty
+    source/target/type: for an extraction handed over as an object (``kb.ingest``), refused
+    whole as ``parse_extraction`` refuses the same fault in raw lists, before anything is written."""
+    for i, e in enumerate(extraction.entities):
+        if not normalize_name(e.name):
+            raise InvalidInput(f"entities[{i}].name: empty; give a non-empty 'name'")
+    for i, r in enumerate(extraction.relations):
+        empty = _empty_field(r)
+        if empty is not None:
+            raise InvalidInput(f"relations[{i}].{empty}: empty; give a non-empty '{empty}'")
 
 
 def validate_extraction(
@@ -84,8 +104,7 @@ def validate_extraction(
     relations: list[RelationSpec] = []
     for i, r in enumerate(extraction.relations):
         label = f"{source}: relations[{i}] '{r.source} --[{r.type}]--> {r.target}'"
-        empty = next((f for f, value in (("source", r.source), ("target", r.target), ("type", r.type))
-                      if not normalize_name(value)), None)
+        empty = _empty_field(r)
         if empty is not None:
             warnings.append(f"{source}: relations[{i}].{empty}: empty; dropped (a relation needs a {empty})")
         elif r.confidence < min_confidence:
