@@ -29,6 +29,7 @@ from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
 from ..ontology import GENERIC_TYPE
 from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
 from .chunking import chunk_spans, embedding_text
+from .extractors.base import require_names
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -193,6 +194,7 @@ def ingest_document(
     Calls the ``after_ingest(doc_id, node_ids, warnings)`` hook inside the transaction (the wiki
     regenerates the document's pages there)."""
     doc_id, title_s, source_s, content, meta = validate_document_fields(doc_id, title, source, raw_content, metadata)
+    require_names(extraction)  # an empty name keys no name row; two of them collided at commit
     store, cfg = ctx.store, ctx.config
     digest = content_hash(content)
     ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
