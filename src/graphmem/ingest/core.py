@@ -15,7 +15,6 @@ Rules (DESIGN.md, extraction contract):
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -27,9 +26,10 @@ from ..errors import InvalidInput
 from ..extraction import EntitySpec, Extraction, RelationSpec, check_json_depth
 from ..models import ENTITY, Chunk, Document, Edge, Mention, Node, Provenance
 from ..ontology import GENERIC_TYPE
-from ..text import FoldedText, content_hash, normalize_name, short_id, unique_names
+from ..text import content_hash, normalize_name, short_id, unique_names
 from .chunking import chunk_spans, embedding_text
 from .extractors.base import require_names
+from .locate import Locator
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["IngestResult", "ingest_document", "validate_document_fields"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_WORDS = re.compile(r"\w+")
 
 
 @dataclass
@@ -104,75 +103,6 @@ def validate_document_fields(
     return doc_id.strip(), (title or doc_id).strip() or doc_id, (source or "").strip(), raw_content, metadata
 
 
-class _Locator:
-    """Finds supporting quotes in one document and the chunk that holds them."""
-
-    def __init__(self, content: str, chunks: Sequence[Chunk]) -> None:
-        self.content = content
-        self.chunks = list(chunks)
-        self.starts = [c.start for c in self.chunks]
-        self._folded: FoldedText | None = None
-        self._chunk_words: list[set[str]] | None = None
-
-    def span(self, quote: str) -> tuple[int, int] | None:
-        q = quote.strip()
-        if not q:
-            return None
-        pos = self.content.find(q)
-        if pos >= 0:
-            return pos, pos + len(q)
-        if self._folded is None:
-            self._folded = FoldedText(self.content)
-        return self._folded.find(q)
-
-    def chunk_for_span(self, start: int, end: int) -> Chunk | None:
-        if not self.chunks:
-            return None
-        i = bisect.bisect_right(self.starts, start) - 1
-        best, best_overlap = None, -1
-        # With overlaps the span may lie in chunk i-1 as well as i: prefer the earliest
-        # chunk that holds it whole, so that one passage carries as much evidence as it can.
-        for c in self.chunks[max(i - 1, 0) : i + 2]:
-            if c.start <= start and end <= c.end:
-                return c
-            overlap = min(end, c.end) - max(start, c.start)
-            if overlap > best_overlap:
-                best, best_overlap = c, overlap
-        return best
-
-    def pieces(self, start: int, end: int) -> list[tuple[Chunk | None, int, int]]:
-        """``(chunk, start, end)`` parts of a span, each inside its chunk: the whole span in the
-        chunk that holds it, else consecutive non-overlapping parts that together cover it."""
-        whole = self.chunk_for_span(start, end)
-        if whole is None or (whole.start <= start and end <= whole.end):
-            return [(whole, start, end)]
-        out: list[tuple[Chunk | None, int, int]] = []
-        pos = start
-        i = max(bisect.bisect_right(self.starts, start) - 1, 0)
-        for c in self.chunks[i:]:
-            if c.start >= end or pos >= end:
-                break
-            s, e = max(pos, c.start), min(end, c.end)
-            while s < e and self.content[s].isspace():
-                s += 1
-            while e > s and self.content[e - 1].isspace():
-                e -= 1
-            if e > s:
-                out.append((c, s, e))
-                pos = max(pos, min(end, c.end))
-        return out or [(whole, start, end)]
-
-    def best_overlap_chunk(self, quote: str) -> Chunk | None:
-        words = {w.lower() for w in _WORDS.findall(quote)}
-        if not words or not self.chunks:
-            return None
-        if self._chunk_words is None:
-            self._chunk_words = [{w.lower() for w in _WORDS.findall(c.text)} for c in self.chunks]
-        scores = [len(words & cw) for cw in self._chunk_words]
-        top = max(scores)
-        return self.chunks[scores.index(top)] if top > 0 else None
-
-
 def _chunks_for(doc: Document, size: int, overlap: int) -> list[Chunk]:
     return [
         Chunk(f"{doc.doc_id}:v{doc.version}:c{i}", doc.doc_id, doc.version, i, s, e, doc.content[s:e])
@@ -212,7 +142,7 @@ def ingest_document(
         chunks = _chunks_for(doc, cfg.chunking.size, cfg.chunking.overlap)
         store.insert_document(doc, chunks)
         result = IngestResult(doc_id, "added" if version == 1 else "new_version", version, chunk_count=len(chunks))
-        writer = _GraphWriter(ctx, doc, _Locator(content, chunks), result, now)
+        writer = _GraphWriter(ctx, doc, Locator(content, chunks), result, now)
         writer.add_entities(extraction.entities)
         writer.add_relations(extraction.relations)
         store.insert_provenance(writer.provenance)
@@ -245,7 +175,7 @@ def ingest_document(
 class _GraphWriter:
     """Resolves entities and relations of one document against the graph and writes them."""
 
-    def __init__(self, ctx: Context, doc: Document, locator: _Locator, result: IngestResult, now: str) -> None:
+    def __init__(self, ctx: Context, doc: Document, locator: Locator, result: IngestResult, now: str) -> None:
         self.ctx = ctx
         self.store = ctx.store
         self.ontology = ctx.config.ontology
