@@ -12,6 +12,8 @@ wins one set by losing the other shows.
     python bench/channel_fit.py --data ../shared/data --models static --grid channels
     python bench/channel_fit.py --data ../shared/data --models minilm --grid channels
     python bench/channel_fit.py --data ../shared/data --models static --grid graph --base '{"alpha": 0.15}'
+    python bench/channel_fit.py --data ../shared/data --models minilm --grid contextual --reuse
+    python bench/channel_fit.py --data ../shared/data --models minilm --grid toggles --reuse --base '{...}'
 
 ``--reuse`` takes the newest cached knowledge base of each set/model/graph whatever the source
 hash (a fit after a change in retrieval code only, which does not change what is ingested).
@@ -57,7 +59,15 @@ def grid(name: str) -> list[tuple[str | None, dict[str, Any]]]:
                 itertools.product((0, 1, 2, 3, 5), (0.5, 1.0))]
     if name == "feedback":  # how much of the first passage the second round's query takes
         return [(None, {"feedback_words": w}) for w in (0, 40, 20)]
-    raise SystemExit(f"unknown grid {name!r}: choose title, channels, graph, seeds or feedback")
+    if name == "contextual":  # a contextual embedder (MiniLM): channel weights, with and without feedback
+        return [(preset, {"alpha": alpha, "gamma": gamma, "beta": round(1.0 - alpha - gamma, 3),
+                          "seed_k_dense": dense_seeds, "fusion_weights": (1.0, fuse)})
+                for preset, (alpha, gamma), fuse, dense_seeds in itertools.product(
+                    ("ppr", "feedback"), ((0.4, 0.3), (0.55, 0.2), (0.3, 0.35), (0.55, 0.3)), (1.0, 0.5), (5, 3))]
+    if name == "toggles":  # on top of --base: the feedback round, the facts seeds, the feedback query's length
+        return [(preset, {"feedback_words": w}) for preset in ("ppr", "facts") for w in (0,)] + [
+            (preset, {"feedback_words": w}) for preset in ("feedback", "facts+feedback") for w in (0, 40)]
+    raise SystemExit(f"unknown grid {name!r}: choose title, channels, graph, seeds, feedback, contextual or toggles")
 
 
 def reuse_kb(ds: mh.Dataset, model: str, spec: str, graph: str) -> graphmem.KnowledgeBase:
@@ -95,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             base = mh.per_question(bm, ds.gold)
             per_set[name] = {f"R@{k}": 100 * sum(base[k]) / len(base[k]) for k in mh.KS}
             kb = reuse_kb(ds, model, spec, graph) if args.reuse else mh.open_kb(ds, model, spec, graph, True)[0]
+            mh.memoise_queries(kb)
             try:
                 kb.search("warm up", k=1)
                 for res, (preset, cfg) in zip(results, configs):

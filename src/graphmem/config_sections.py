@@ -176,9 +176,9 @@ class EmbeddingsConfig:
 
 @dataclass(frozen=True)
 class SearchSettings:
-    preset: str = setting("auto", "auto (contextual embedder: facts+feedback, or feedback on a sparse graph; "
-                                  "else default) | default | facts | feedback | facts+feedback | bm25 | dense | "
-                                  "rrf | hybrid | bfs | ppr", template=True)
+    preset: str = setting("auto", "auto (with an embedding model: feedback, with the weights of its class, "
+                                  "static or contextual; without one: default) | default | facts | feedback | "
+                                  "facts+feedback | bm25 | dense | rrf | hybrid | bfs | ppr", template=True)
 
 
 @dataclass(frozen=True)

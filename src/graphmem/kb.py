@@ -226,9 +226,9 @@ class KnowledgeBase:
         """Hybrid search (BM25 + dense + entity seeds, PPR/BFS expansion, rerank) with evidence.
 
         ``kinds``: chunk, entity, document, page (wiki). ``strategy``: ppr, bfs, none. ``preset``: a named
-        SearchConfig (auto — the configured default: with a contextual embedder facts+feedback, or feedback
-        on a sparse graph, else default —, default, facts, feedback, facts+feedback, bm25, dense, rrf, hybrid,
-        bfs, ppr). ``as_context=True`` adds a
+        SearchConfig (auto — the configured default: feedback with an embedding model (channel weights of
+        its class, static or contextual), else default —, default, facts, feedback, facts+feedback, bm25,
+        dense, rrf, hybrid, bfs, ppr). ``as_context=True`` adds a
         text block of the best evidence within ``token_budget`` tokens.
         """
         return search(self.ctx, query, kinds=kinds, k=k, strategy=strategy, preset=preset, config=config,

@@ -110,9 +110,9 @@ PRESETS: dict[str, PassageConfig] = {
     "bfs": PassageConfig(strategy="bfs"),
     "ppr": PassageConfig(strategy="ppr"),
     # HippoRAG 2's recipe: the query matched against "subject relation object" facts seeds the
-    # walk, passages get little restart mass, walks go further. Better with contextual embedders
-    # (MiniLM: MuSiQue R@5 63.4 -> 66.5); worse with static ones (60.1 -> 58.5), see
-    # docs/benchmarks.md. "auto" (the configured default) adds it for those, on dense graphs.
+    # walk, passages get little restart mass, walks go further. Phase A measured it better with
+    # MiniLM on MuSiQue alone (R@5 63.4 -> 66.5), worse with static models (60.1 -> 58.5); once
+    # titles are a field it loses with MiniLM too (docs/benchmarks.md, phase C): "auto" never picks it.
     "facts": PassageConfig(fact_seed_k=10, passage_seed_weight=0.1, ppr_restart=0.3, ppr_eps=2e-3),
     # One feedback round (the query + its best passage, searched again, fused by rank): with a
     # contextual embedder MuSiQue R@5 63.4 -> 68.8 (PPR), 66.5 -> 69.4 (facts); with a static
@@ -140,7 +140,13 @@ CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25),
                "feedback_words": 40, "feedback_terms": "names", "feedback_with_query": False,
                "link_entities_densely": False, "named_seeds_only": True},
-    "contextual": {},
+    # a contextual model's dense channel is about as good as BM25 (MiniLM alone R@5 62.2 / 61.8 on
+    # MuSiQue / 2Wiki, bm25s 50.9 / 65.5): in the rerank dense 0.55, lexical 0.15, graph 0.3 (was
+    # 0.4 / 0.3 / 0.3); the first-stage fusion (1, 1) and the 5 dense seed passages stay. Pooled R@5
+    # 72.75 against 71.75 (MuSiQue 71.5 / 2Wiki 74.0 against 69.5 / 74.0, offline graph, feedback
+    # round), R@2 not below bm25s on either set (the price: R@10 -2 on both, 2Wiki R@2 59.8 -> 57.0);
+    # docs/benchmarks.md, "phase C: contextual embedders"
+    "contextual": {"alpha": 0.55, "beta": 0.15, "gamma": 0.3},
 }
 FOLLOWS_EMBEDDER = frozenset({"default", "bfs", "ppr", "facts", "feedback", "facts+feedback"})
 
@@ -267,16 +273,20 @@ def configured_preset(config: Config) -> str:
 
 
 def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> str:
-    """The preset "auto" stands for. With a contextual embedder (sentence-transformers,
-    OpenAI-compatible): "facts+feedback" on a graph with at least as many embedded relations as
-    passages, else "feedback". With a static Model2Vec model: "feedback" (with the static class's
-    channel weights, :data:`CLASS_WEIGHTS`). With no model: "default". Measured
-    (docs/benchmarks.md, "Retrieval on unseen data"): facts lose on a sparse graph (MiniLM, offline
-    graph, MuSiQue R@5 62.3 -> 59.7); once titles are a field, feedback gains with a static model on
-    both MuSiQue and 2Wiki (R@5 59.2 -> 61.8 and 67.5 -> 78.2, pooled fit of bench/channel_fit.py)."""
-    if not is_contextual(embedder_spec):
-        return "feedback" if _names_a_model(embedder_spec) else "default"
-    return "facts+feedback" if relations >= max(passages, 1) else "feedback"
+    """The preset "auto" stands for: "feedback" with any embedding model (with its class's channel
+    weights, :data:`CLASS_WEIGHTS`), "default" with none. ``relations`` and ``passages`` (how many
+    have vectors) no longer change the answer; they are kept for callers that pass them.
+
+    Measured (docs/benchmarks.md, "Retrieval on unseen data", phases B and C): once titles are a
+    field, the feedback round gains with a static model on both MuSiQue and 2Wiki (R@5 59.2 -> 61.8
+    and 67.5 -> 78.2) and with MiniLM on both (PPR -> feedback: 64.2 -> 71.5, 68.2 -> 74.0). The
+    facts seeds lose with MiniLM on both sets' offline graphs (feedback 71.5 / 74.0, facts+feedback
+    66.7 / 73.5, pooled fit of bench/channel_fit.py) and on the only dense graph measured, MuSiQue's
+    published triples (70.5 against 66.8 with the fitted weights; 69.8 against 68.6 with phase A's),
+    so a contextual model no longer gets them on a dense graph either (phase A chose them there on
+    MuSiQue alone)."""
+    del relations, passages
+    return "feedback" if _names_a_model(embedder_spec) else "default"
 
 
 def _names_a_model(spec: str) -> bool:
