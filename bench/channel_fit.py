@@ -68,8 +68,9 @@ def grid(name: str) -> list[tuple[str | None, dict[str, Any]]]:
                 for preset, (alpha, gamma), fuse, dense_seeds in itertools.product(
                     ("ppr", "feedback"), ((0.4, 0.3), (0.55, 0.2), (0.3, 0.35), (0.55, 0.3)), (1.0, 0.5), (5, 3))]
     if name == "toggles":  # on top of --base: the feedback round, the facts seeds, the feedback query's length
-        return [(preset, {"feedback_words": w}) for preset in ("ppr", "facts") for w in (0,)] + [
-            (preset, {"feedback_words": w}) for preset in ("feedback", "facts+feedback") for w in (0, 40)]
+        toggles: list[tuple[str | None, dict[str, Any]]] = [
+            (preset, {"feedback_words": w}) for preset in ("ppr", "facts") for w in (0,)]
+        return toggles + [(preset, {"feedback_words": w}) for preset in ("feedback", "facts+feedback") for w in (0, 40)]
     if name == "knobs":  # the static class's feedback and seed knobs on a contextual class's two weightings
         knobs = [{"feedback_terms": terms, "feedback_words": words, "feedback_with_query": with_query,
                   "named_seeds_only": named, "link_entities_densely": dense}
