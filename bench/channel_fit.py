@@ -14,6 +14,7 @@ wins one set by losing the other shows.
     python bench/channel_fit.py --data ../shared/data --models static --grid graph --base '{"alpha": 0.15}'
     python bench/channel_fit.py --data ../shared/data --models minilm --grid contextual --reuse
     python bench/channel_fit.py --data ../shared/data --models minilm --grid toggles --reuse --base '{...}'
+    python bench/channel_fit.py --data ../shared/data --models minilm --grid knobs --reuse
 
 ``--reuse`` takes the newest cached knowledge base of each set/model/graph whatever the source
 hash (a fit after a change in retrieval code only, which does not change what is ingested).
@@ -37,6 +38,8 @@ import multihop as mh  # noqa: E402
 from common import bm25s_rankings, model_spec, static_model_dir  # noqa: E402
 
 SETS = (("musique", "offline"), ("2wiki", "offline"))
+# the knobs grid's two rerank weightings: phase C's fit (CLASS_WEIGHTS["contextual"]) and phase A's
+CONTEXTUAL_WEIGHTINGS = ({"alpha": 0.55, "beta": 0.15, "gamma": 0.3}, {"alpha": 0.4, "beta": 0.3, "gamma": 0.3})
 
 
 def grid(name: str) -> list[tuple[str | None, dict[str, Any]]]:
@@ -65,9 +68,17 @@ def grid(name: str) -> list[tuple[str | None, dict[str, Any]]]:
                 for preset, (alpha, gamma), fuse, dense_seeds in itertools.product(
                     ("ppr", "feedback"), ((0.4, 0.3), (0.55, 0.2), (0.3, 0.35), (0.55, 0.3)), (1.0, 0.5), (5, 3))]
     if name == "toggles":  # on top of --base: the feedback round, the facts seeds, the feedback query's length
-        return [(preset, {"feedback_words": w}) for preset in ("ppr", "facts") for w in (0,)] + [
-            (preset, {"feedback_words": w}) for preset in ("feedback", "facts+feedback") for w in (0, 40)]
-    raise SystemExit(f"unknown grid {name!r}: choose title, channels, graph, seeds, feedback, contextual or toggles")
+        toggles: list[tuple[str | None, dict[str, Any]]] = [
+            (preset, {"feedback_words": w}) for preset in ("ppr", "facts") for w in (0,)]
+        return toggles + [(preset, {"feedback_words": w}) for preset in ("feedback", "facts+feedback") for w in (0, 40)]
+    if name == "knobs":  # the static class's feedback and seed knobs on a contextual class's two weightings
+        knobs = [{"feedback_terms": terms, "feedback_words": words, "feedback_with_query": with_query,
+                  "named_seeds_only": named, "link_entities_densely": dense}
+                 for terms, words in (("words", 0), ("names", 0), ("names", 40))
+                 for with_query, named, dense in itertools.product((True, False), repeat=3)]
+        return [("feedback", {**weights, **k}) for weights in CONTEXTUAL_WEIGHTINGS for k in knobs]
+    raise SystemExit(f"unknown grid {name!r}: choose title, channels, graph, seeds, feedback, contextual, toggles "
+                     "or knobs")
 
 
 def reuse_kb(ds: mh.Dataset, model: str, spec: str, graph: str) -> graphmem.KnowledgeBase:

@@ -25,7 +25,8 @@ from graphmem.retrieval.search import _resolve, auto_preset_for
 
 # The fitted weights, pinned: a change to them is a change of the default ranking of every
 # contextual-model user and must come with a new fit (docs/benchmarks.md).
-FITTED = {"alpha": 0.55, "beta": 0.15, "gamma": 0.3}
+FITTED = {"alpha": 0.4, "beta": 0.3, "gamma": 0.3, "feedback_words": 40, "feedback_terms": "names",
+          "feedback_with_query": False, "named_seeds_only": True}
 
 
 def test_contextual_specs_resolve_to_the_contextual_class() -> None:
@@ -44,7 +45,10 @@ def test_the_contextual_class_has_the_fitted_weights() -> None:
 def test_auto_gives_a_contextual_model_the_feedback_round_without_facts_on_any_graph(relations: int) -> None:
     assert auto_preset("sentence-transformers:all-MiniLM-L6-v2", relations, 1000) == "feedback"
     cfg = resolve_config(auto_preset("st:/models/x", relations, 1000), embedder="contextual")
-    assert (cfg.feedback_passages, cfg.fact_seed_k, cfg.alpha, cfg.beta, cfg.gamma) == (1, 0, 0.55, 0.15, 0.3)
+    assert (cfg.feedback_passages, cfg.fact_seed_k, cfg.alpha, cfg.beta, cfg.gamma) == (1, 0, 0.4, 0.3, 0.3)
+    # the static class's feedback query and named seeds, but entities still linked by the (contextual) vector
+    assert (cfg.feedback_terms, cfg.feedback_words, cfg.feedback_with_query, cfg.named_seeds_only,
+            cfg.link_entities_densely) == ("names", 40, False, True, True)
 
 
 @pytest.mark.parametrize("preset", ["default", "ppr", "bfs", "facts", "feedback", "facts+feedback"])

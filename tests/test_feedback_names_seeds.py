@@ -38,7 +38,7 @@ def test_the_static_class_asks_for_names_and_named_seeds() -> None:
         "names", False, True, False)
     contextual = resolve_config("feedback", embedder="contextual")
     assert (contextual.feedback_terms, contextual.feedback_with_query, contextual.named_seeds_only,
-            contextual.link_entities_densely) == ("words", True, False, True)
+            contextual.link_entities_densely) == ("names", False, True, True)
     assert set(CLASS_WEIGHTS["static"]) >= {"feedback_terms", "feedback_with_query", "named_seeds_only",
                                             "link_entities_densely"}
 

@@ -140,13 +140,14 @@ CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     "static": {"alpha": 0.3, "beta": 0.35, "gamma": 0.35, "seed_k_dense": 3, "fusion_weights": (1.0, 0.25),
                "feedback_words": 40, "feedback_terms": "names", "feedback_with_query": False,
                "link_entities_densely": False, "named_seeds_only": True},
-    # a contextual model's dense channel is about as good as BM25 (MiniLM alone R@5 62.2 / 61.8 on
-    # MuSiQue / 2Wiki, bm25s 50.9 / 65.5): in the rerank dense 0.55, lexical 0.15, graph 0.3 (was
-    # 0.4 / 0.3 / 0.3); the first-stage fusion (1, 1) and the 5 dense seed passages stay. Pooled R@5
-    # 72.75 against 71.75 (MuSiQue 71.5 / 2Wiki 74.0 against 69.5 / 74.0, offline graph, feedback
-    # round), R@2 not below bm25s on either set (the price: R@10 -2 on both, 2Wiki R@2 59.8 -> 57.0);
-    # docs/benchmarks.md, "phase C: contextual embedders"
-    "contextual": {"alpha": 0.55, "beta": 0.15, "gamma": 0.3},
+    # a contextual model (MiniLM): the static class's feedback query (the names of the best passage's
+    # first 40 words, without the question) and named seeds, dense entity links kept, rerank dense 0.4,
+    # lexical 0.3, graph 0.3. Pooled MuSiQue + 2Wiki R@5 78.75 against 72.75 for the weights alone
+    # (alpha 0.55 / beta 0.15 / gamma 0.3 with the question + the whole passage): MuSiQue 71.5 -> 69.2,
+    # 2Wiki 74.0 -> 88.2, R@2 51.2 -> 56.5 and 57.0 -> 64.5 (offline graph, feedback round; bench/
+    # channel_fit.py --grid knobs); docs/benchmarks.md, "phase C", "with the static class's knobs"
+    "contextual": {"alpha": 0.4, "beta": 0.3, "gamma": 0.3, "feedback_words": 40, "feedback_terms": "names",
+                   "feedback_with_query": False, "named_seeds_only": True},
 }
 FOLLOWS_EMBEDDER = frozenset({"default", "bfs", "ppr", "facts", "feedback", "facts+feedback"})
 
