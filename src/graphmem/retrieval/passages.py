@@ -196,7 +196,7 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     seeds: dict[str, float] = {}
     named = find_seed_entities(ctx, r.query, cfg.seed_k_entities, strict=True)
     if cfg.named_seeds_only:
-        named = _written_as_names(ctx, r.query, named)
+        named = _written_as_names(_graph(ctx, r, cfg), r.query, named)
     for nid in named:
         seeds[nid] = 1.0
     near_chunks = sorted(r.seed_ids)
@@ -213,7 +213,7 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     r.ent_seeds = seeds
 
 
-def _written_as_names(ctx: Context, query: str, entity_ids: list[str]) -> list[str]:
+def _written_as_names(graph: PassageGraph, query: str, entity_ids: list[str]) -> list[str]:
     """The entities a query names as names: a one-word entity ("Professor", "Film") matched only
     by a lowercase word of a query that capitalises its names ("Which Stanford University
     professor ...") is a common noun there, not a name. A query without capitals (after its first
@@ -222,7 +222,7 @@ def _written_as_names(ctx: Context, query: str, entity_ids: list[str]) -> list[s
     if not any(w[0].isupper() for w in words[1:]):
         return entity_ids
     as_names = {w.casefold() for w in words if w[0].isupper() or w[0].isdigit()}
-    names = ctx.store.node_names(set(entity_ids))
+    names = graph.node_names(set(entity_ids))
     out = []
     for nid in entity_ids:
         parts = _WORD.findall(names.get(nid, ""))
