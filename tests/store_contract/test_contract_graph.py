@@ -119,6 +119,28 @@ def test_search_node_names_matches_names_and_aliases_once_per_node(store) -> Non
     assert [h.id for h in store.search_node_names('"Ada* NEAR(', "entity", 5)] == ["ada"]
 
 
+@contract("search_node_spellings", "search_node_names", "get_nodes", "update_node")
+def test_search_node_spellings_is_the_name_search_with_each_nodes_spellings(store) -> None:
+    node(store, "ada", "Ada Lovelace", aliases=("Countess of Lovelace", "Ada King"))
+    node(store, "bob", "Bob Lovelace")
+    node(store, "cy", "Cy", aliases=("Lovelace Jr",))
+    node(store, "m", "Lovelace notes", kind="memory")
+    renamed = store.get_nodes(["bob"])["bob"]
+    renamed.name = "Robert Lovelace"  # the old name stays a spelling (an alias row), the new one leads
+    with store.transaction():
+        store.update_node(renamed)
+    for text, k in (("Lovelace", 10), ("countess lovelace", 10), ("lovelace", 2), ("lovelace", 0), ("?!", 5)):
+        plain = store.search_node_names(text, "entity", k)
+        got = store.search_node_spellings(text, "entity", k)
+        assert [(g.id, g.score) for g in got] == [(h.id, h.score) for h in plain]
+        nodes = store.get_nodes(g.id for g in got)
+        assert [g.spellings for g in got] == [[nodes[g.id].name, *nodes[g.id].aliases] for g in got]
+    got = {g.id: g.spellings for g in store.search_node_spellings("Lovelace", "entity", 10)}
+    assert got == {"ada": ["Ada Lovelace", "Countess of Lovelace", "Ada King"],
+                   "bob": ["Robert Lovelace", "Bob Lovelace"], "cy": ["Cy", "Lovelace Jr"]}
+    assert store.search_node_spellings("notes", "entity", 5) == []
+
+
 @contract("merge_nodes")
 def test_merge_nodes_moves_folds_and_drops(store) -> None:
     _, c = document(store, "d", ["Ada and Lovelace wrote notes"])

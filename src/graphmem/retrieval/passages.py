@@ -33,7 +33,9 @@ GNode = tuple[str, str]  # ("c", chunk_id) | ("n", node_id)
 
 
 class PassageGraph:
-    """Neighbours in the passage+entity graph, fetched in batches from the store."""
+    """Neighbours in the passage+entity graph, fetched in batches from the store, and the other
+    reads of one search that its feedback round would repeat (passage counts, display names,
+    chunk rows): one search sees one state of the store."""
 
     def __init__(self, ctx: Context, cfg: PassageConfig) -> None:
         self.store = ctx.store
@@ -44,6 +46,10 @@ class PassageGraph:
         # Neighbours fetched so far: a feedback round's walk (same store, same settings) meets
         # most of the first walk's nodes again.
         self._known: dict[GNode, list[tuple[GNode, float]]] = {}
+        # Display names and chunk rows read so far: the second round ranks many of the first's
+        # candidates again (about half of its chunk rows and names were read by the first round).
+        self._names: dict[str, str | None] = {}
+        self._info: dict[str, Any] = {}
 
     def __call__(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
         missing = [n for n in nodes if n not in self._known]
@@ -58,6 +64,22 @@ class PassageGraph:
             got = self.store.entity_chunk_counts(missing)
             self._counts.update({e: got.get(e, 0) for e in missing})
         return {e: self._counts[e] for e in entity_ids if self._counts[e]}
+
+    def node_names(self, node_ids: set[str]) -> dict[str, str]:
+        """Display name per node id (:meth:`store.node_names`, read once per search)."""
+        missing = node_ids - self._names.keys()
+        if missing:
+            got = self.store.node_names(missing)
+            self._names.update({n: got.get(n) for n in missing})
+        return {n: name for n in node_ids if (name := self._names[n]) is not None}
+
+    def chunk_info(self, chunk_ids: Sequence[str]) -> dict[str, Any]:
+        """``(doc_id, version, title, is_latest)`` per chunk (:meth:`store.chunk_info`, read once)."""
+        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._info]
+        if missing:
+            got = self.store.chunk_info(missing)
+            self._info.update({c: got.get(c) for c in missing})
+        return {c: info for c in chunk_ids if (info := self._info[c]) is not None}
 
     def _fetch(self, nodes: list[GNode]) -> dict[GNode, list[tuple[GNode, float]]]:
         out: dict[GNode, list[tuple[GNode, float]]] = {n: [] for n in nodes}
@@ -112,7 +134,7 @@ class Round:
     names: dict[GNode, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
-    graph: PassageGraph | None = None  # the walk's neighbours, for a later round of the same search
+    graph: PassageGraph | None = None  # the walk's neighbours and reads, for a later round of the same search
 
 
 def rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], want: int,
@@ -120,7 +142,7 @@ def rank(ctx: Context, query: str, cfg: PassageConfig, kinds: Sequence[str], wan
     """Seeds and expansion for one query (:func:`rerank` turns the round into hits). ``graph``:
     an earlier round's neighbours (the same search: the same store and settings), reused."""
     t0 = time.perf_counter()
-    r = Round(query, _query_vector(ctx, query, cfg), graph=graph)
+    r = Round(query, _query_vector(ctx, query, cfg), graph=graph or PassageGraph(ctx, cfg))
     _note_missing_model(ctx, r, cfg)
     _first_stage(ctx, r, cfg, want)
     if cfg.use_entities:
@@ -174,7 +196,7 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     seeds: dict[str, float] = {}
     named = find_seed_entities(ctx, r.query, cfg.seed_k_entities, strict=True)
     if cfg.named_seeds_only:
-        named = _written_as_names(ctx, r.query, named)
+        named = _written_as_names(_graph(ctx, r, cfg), r.query, named)
     for nid in named:
         seeds[nid] = 1.0
     near_chunks = sorted(r.seed_ids)
@@ -191,7 +213,7 @@ def _graph_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     r.ent_seeds = seeds
 
 
-def _written_as_names(ctx: Context, query: str, entity_ids: list[str]) -> list[str]:
+def _written_as_names(graph: PassageGraph, query: str, entity_ids: list[str]) -> list[str]:
     """The entities a query names as names: a one-word entity ("Professor", "Film") matched only
     by a lowercase word of a query that capitalises its names ("Which Stanford University
     professor ...") is a common noun there, not a name. A query without capitals (after its first
@@ -200,7 +222,7 @@ def _written_as_names(ctx: Context, query: str, entity_ids: list[str]) -> list[s
     if not any(w[0].isupper() for w in words[1:]):
         return entity_ids
     as_names = {w.casefold() for w in words if w[0].isupper() or w[0].isdigit()}
-    names = ctx.store.node_names(set(entity_ids))
+    names = graph.node_names(set(entity_ids))
     out = []
     for nid in entity_ids:
         parts = _WORD.findall(names.get(nid, ""))
@@ -240,7 +262,8 @@ def _walk_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
         for cid in seed_ids:
             v = r.fused[cid]
             r.seeds[("c", cid)] = cfg.passage_seed_weight * v / total if ppr else v / top
-    counts = ctx.store.entity_chunk_counts(r.ent_seeds) if r.ent_seeds else {}
+    # The search's counts (a feedback round's seeds were mostly counted by the first walk).
+    counts = _graph(ctx, r, cfg).chunk_counts(set(r.ent_seeds)) if r.ent_seeds else {}
     cap = cfg.entity_seed_max_passages
     spec = {e: s / max(counts.get(e, 1), 1) for e, s in r.ent_seeds.items()  # node specificity
             if not cap or counts.get(e, 0) <= cap}  # hubs are no seeds (the walk still meets them, damped)
@@ -253,12 +276,16 @@ def _walk_seeds(ctx: Context, r: Round, cfg: PassageConfig) -> None:
 
 # -- 2. expand ------------------------------------------------------------------------------------
 
+def _graph(ctx: Context, r: Round, cfg: PassageConfig) -> PassageGraph:
+    if r.graph is None:
+        r.graph = PassageGraph(ctx, cfg)
+    return r.graph
+
+
 def _expand(ctx: Context, r: Round, cfg: PassageConfig) -> None:
     if not r.seeds:
         return
-    if r.graph is None:
-        r.graph = PassageGraph(ctx, cfg)
-    graph = r.graph
+    graph = _graph(ctx, r, cfg)
     if cfg.strategy == "ppr":
         res = personalized_pagerank(r.seeds, graph, alpha=cfg.ppr_restart, eps=cfg.ppr_eps,
                                     max_nodes=cfg.ppr_max_nodes)
@@ -327,7 +354,8 @@ def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], wan
     chunk_cands = list(dict.fromkeys(
         list(r.fused) + [n[1] for n in sorted((n for n in r.graph_score if n[0] == "c"),
                                               key=lambda n: -r.graph_score[n])[:want]]))
-    info = store.chunk_info(chunk_cands)
+    graph = _graph(ctx, r, cfg)
+    info = graph.chunk_info(chunk_cands)
     chunk_cands = [c for c in chunk_cands if c in info and info[c][3]]  # latest versions only
     for c in chunk_cands:
         r.names[("c", c)] = f"{info[c][2]} [{c}]"
@@ -337,7 +365,7 @@ def rerank(ctx: Context, r: Round, cfg: PassageConfig, kinds: Sequence[str], wan
     ent_ids_needed = {n[1] for n in on_paths} | set(r.ent_seeds) | (
         {n[1] for n in top_graph} if "entity" in kinds else set())
     ent_map = store.get_nodes(ent_ids_needed) if "entity" in kinds else {}
-    for nid, name in store.node_names(ent_ids_needed).items():
+    for nid, name in graph.node_names(ent_ids_needed).items():
         r.names[("n", nid)] = name
     hits: list[Hit] = []
     if "chunk" in kinds or "document" in kinds:

@@ -55,17 +55,15 @@ def find_seed_entities(ctx: Context, text: str, limit: int, strict: bool = False
         return seeds[:limit]
     joined = " " + " ".join(tokens) + " "
     stems = {_stem(t) for t in tokens if t not in STOP_WORDS}
-    cands = ctx.store.search_node_names(text, ENTITY, limit * 5)
-    nodes = ctx.store.get_nodes(nid for nid, _ in cands if nid not in seeds)
+    # The candidates come with their spellings (name and aliases): one read, no whole nodes.
     contiguous: list[str] = []
     covered: list[str] = []
     partial: list[str] = []
-    for nid, _score in cands:
-        node = nodes.get(nid)
-        if node is None:
+    for nid, _score, spellings in ctx.store.search_node_spellings(text, ENTITY, limit * 5):
+        if nid in seeds:
             continue
         best = 0
-        for name in [node.name, *node.aliases]:
+        for name in spellings:
             words = query_words(name, keep_stop_words=True)
             content = [w for w in words if w not in STOP_WORDS]
             if not content:

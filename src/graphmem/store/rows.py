@@ -22,7 +22,7 @@ __all__ = [
     # documents
     "LostEvidence", "DocSource", "ChunkInfo",
     # graph and evidence
-    "PruneResult", "MergeCounts", "NodeEdges", "DocVersion", "NodeDocuments", "Claim", "ChunkOffset",
+    "PruneResult", "MergeCounts", "NodeEdges", "NodeSpellings", "DocVersion", "NodeDocuments", "Claim", "ChunkOffset",
     # vectors
     "VectorBatch", "VectorState",
     # lifecycle
@@ -142,6 +142,14 @@ class NodeEdges(NamedTuple):
 
     outgoing: list[Edge]
     incoming: list[Edge]
+
+
+class NodeSpellings(NamedTuple):
+    """A node found by a name search: its id, score and every spelling (name first, then aliases)."""
+
+    id: str
+    score: float
+    spellings: list[str]
 
 
 class DocVersion(NamedTuple):

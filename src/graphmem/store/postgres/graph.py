@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import BackendError
 from ...models import Edge, Node
-from ..rows import EdgeRow, MergeCounts, NameEntry, NodeEdges, ScoredId, WeightUpdate
+from ..rows import EdgeRow, MergeCounts, NameEntry, NodeEdges, NodeSpellings, ScoredId, WeightUpdate
 from .fts import FtsPgMixin
 from .pgbase import Row, edge_from_row
 
@@ -138,6 +138,20 @@ class GraphPgMixin(FtsPgMixin):
             if rid in owner:
                 best[owner[rid]] = max(best.get(owner[rid], score), score)
         return [ScoredId(i, s) for i, s in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
+
+    def search_node_spellings(self, text: str, kind: str, k: int) -> list[NodeSpellings]:
+        """:meth:`search_node_names` with every spelling of each node (name first, then aliases in
+        the order added): the entity seeds test each candidate's spellings, not whole nodes."""
+        found = self.search_node_names(text, kind, k)
+        if not found:
+            return []
+        ids = [f.id for f in found]
+        names = {r[0]: r[1] for r in self._rows("SELECT id, name FROM nodes WHERE id = ANY(%s)", [ids])}
+        out = {f.id: NodeSpellings(f.id, f.score, [names[f.id]]) for f in found if f.id in names}
+        for r in self._rows("SELECT node_id, alias FROM node_names WHERE node_id = ANY(%s) ORDER BY id", [list(out)]):
+            if r[1] != names[r[0]]:
+                out[r[0]].spellings.append(r[1])
+        return list(out.values())
 
     def list_nodes(self, kind: str, type: str | None = None, limit: int = 100, offset: int = 0) -> list[Node]:
         """Nodes of a kind (optionally of one type), by name."""

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from ...models import Edge, Node
-from ..rows import EdgeRow, MergeCounts, NameEntry, NodeEdges, ScoredId, WeightUpdate
+from ..rows import EdgeRow, MergeCounts, NameEntry, NodeEdges, NodeSpellings, ScoredId, WeightUpdate
 
 __all__ = ["GraphStore"]
 
@@ -53,6 +53,11 @@ class GraphStore(Protocol):
     def search_node_names(self, text: str, kind: str, k: int) -> list[ScoredId]:
         """Full-text match of ``text`` against the names and aliases of nodes of ``kind``: at most
         ``k`` node ids, best (BM25) first, each once."""
+        ...
+
+    def search_node_spellings(self, text: str, kind: str, k: int) -> list[NodeSpellings]:
+        """:meth:`search_node_names`' nodes (the same ids, scores and order, nodes that no longer
+        exist left out), each with its spellings: its name, then its aliases in the order added."""
         ...
 
     def node_names(self, node_ids: Iterable[str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...models import Edge, Node
-from ..rows import EdgeRow, MergeCounts, NameEntry, NodeEdges, ScoredId, WeightUpdate
+from ..rows import EdgeRow, MergeCounts, NameEntry, NodeEdges, NodeSpellings, ScoredId, WeightUpdate
 from .fts import pruned_fts_query
 from .sqlbase import MAX_VARS, SqlHelpers, batches, edge_from_row, marks
 
@@ -136,6 +136,37 @@ class GraphSqlMixin(SqlHelpers):
             (expr, kind, k * 4, k),
         )
         return [ScoredId(r["node_id"], float(r["score"])) for r in rows]
+
+    def search_node_spellings(self, text: str, kind: str, k: int) -> list[NodeSpellings]:
+        """:meth:`search_node_names` with every spelling of each node (its name, then its aliases in
+        the order they were added), in one statement: the entity seeds test each candidate's
+        spellings against the text, and reading whole nodes (properties, a second query for the
+        aliases) for that cost as much as the name search itself."""
+        total = self.conn.execute("SELECT coalesce(max(id), 0) FROM node_names").fetchone()[0]
+        expr = pruned_fts_query(self.conn, "node_names_fts", text, total,
+                                memo=self._prune_memo("node_names_fts", total))
+        if expr is None or k <= 0:
+            return []
+        # The candidates are search_node_names' statement verbatim (same ties at its LIMITs).
+        rows = self.conn.execute(
+            "WITH top AS (SELECT node_id, max(score) AS score FROM ("
+            " SELECT n.node_id AS node_id, -bm25(node_names_fts) AS score"
+            " FROM node_names_fts JOIN node_names n ON n.id = node_names_fts.rowid"
+            " WHERE node_names_fts MATCH ? AND n.kind = ? ORDER BY bm25(node_names_fts) LIMIT ?)"
+            " GROUP BY node_id ORDER BY score DESC, node_id LIMIT ?)"
+            " SELECT top.node_id, top.score, nd.name, a.alias FROM top JOIN nodes nd ON nd.id = top.node_id"
+            " LEFT JOIN node_names a ON a.node_id = top.node_id AND a.alias <> nd.name"
+            " ORDER BY top.score DESC, top.node_id, a.id",
+            (expr, kind, k * 4, k),
+        ).fetchall()
+        out: dict[str, NodeSpellings] = {}
+        for node_id, score, name, alias in rows:
+            got = out.get(node_id)
+            if got is None:
+                got = out[node_id] = NodeSpellings(node_id, float(score), [name])
+            if alias is not None:
+                got.spellings.append(alias)
+        return list(out.values())
 
     def list_nodes(self, kind: str, type: str | None = None, limit: int = 100, offset: int = 0) -> list[Node]:
         """Nodes of a kind (optionally of one type), by name."""
