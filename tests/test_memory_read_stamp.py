@@ -10,6 +10,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,33 @@ def test_top_of_is_the_sorted_similarities_cut_at_k(loaded: bool) -> None:
         want = sorted(idx.similarity(q, ids).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         assert idx.top_of(q, ids, k) == want
     assert idx.top_of(q, ["absent"], 3) == [] and idx.top_of(q, ids, 0) == []
+
+
+def test_a_read_scope_pins_only_its_own_thread(home: Path) -> None:
+    with graphmem.open(home, config=CONFIG) as kb, graphmem.open(home, config=CONFIG) as other:
+        store = kb.store
+        seen: dict[str, Any] = {}
+        with store.read_scope():
+            pinned = store.read_stamp()
+            other.store.set_meta("mem2.test", "1")  # another connection commits mid-scope
+
+            def elsewhere() -> None:
+                seen["stamp"] = store.read_stamp()
+
+            t = threading.Thread(target=elsewhere)
+            t.start()
+            t.join()
+            assert store.read_stamp() == pinned
+        assert seen["stamp"] != pinned and seen["stamp"] == store.read_stamp()
+
+
+def test_use_counts_beside_another_commit_hook_are_not_harmless(home: Path) -> None:
+    with graphmem.open(home, config=CONFIG) as kb:
+        truth = _held_equals_sql(kb, home)
+        mid = next(iter(truth))
+        stamp = kb.store.read_stamp()
+        with kb.store.transaction():
+            kb.store.on_commit(after=lambda: None)  # type: ignore[attr-defined]  # may write after COMMIT
+            kb.store.record_memory_use([mid], "2026-01-05T00:00:00.000Z")
+        assert kb.store.read_stamp() != stamp  # counted as a write: every copy re-checks
+        assert _held_equals_sql(kb, home)[mid][0] == truth[mid][0] + 1

@@ -19,8 +19,10 @@ answer as of the search's start, as one read transaction would (own writes still
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import cast
 
 __all__ = ["ReadStampMixin", "ReadStamp"]
 
@@ -35,24 +37,31 @@ class ReadStampMixin:
     _hooks: list[tuple[Callable[[], None] | None, Callable[[], None] | None, Callable[[], None] | None]]
 
     def _stamp_state(self) -> dict[str, int]:
-        # per store (connection): harmless changes so far, data_version pinned by read_scope (or -1), depth
-        return self.__dict__.setdefault("_read_stamp_state", {"harmless": 0, "pinned": -1, "depth": 0})
+        # per store (connection): harmless changes so far
+        return self.__dict__.setdefault("_read_stamp_state", {"harmless": 0})
+
+    def _pin(self) -> dict[str, int]:
+        # per thread: data_version pinned by read_scope (or -1) and the scope's depth (a server's threads
+        # share a store; one thread's search must not pin another's reads)
+        local = self.__dict__.setdefault("_read_stamp_pins", threading.local())
+        if not hasattr(local, "pin"):
+            local.pin = {"pinned": -1, "depth": 0}
+        return cast("dict[str, int]", local.pin)
 
     def read_stamp(self) -> ReadStamp | None:
         """A value equal between two calls only if nothing in the database changed in between (apart
         from a search's own use counts); None inside a write transaction (rows may still roll back)."""
         if self.conn.in_transaction:
             return None
-        st = self._stamp_state()
-        version = st["pinned"]
+        version = self._pin()["pinned"]
         if version < 0:
             version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
-        return (version, self.conn.total_changes - st["harmless"])
+        return (version, self.conn.total_changes - self._stamp_state()["harmless"])
 
     @contextmanager
     def read_scope(self) -> Iterator[None]:
         """One search's reads: other connections' commits are looked for once, at the start."""
-        st = self._stamp_state()
+        st = self._pin()
         st["depth"] += 1
         try:
             if st["depth"] == 1:
@@ -65,7 +74,7 @@ class ReadStampMixin:
 
     def note_harmless(self, then: Callable[[], None] | None = None) -> Callable[[], None]:
         """Call right before a bookkeeping write inside a transaction; call the returned function right
-        after it. If nothing else is written after it but the transaction's events (no statement, no later
+        after it. If nothing else is written after it but the transaction's events (no statement, no other
         commit hook) and the transaction commits, its changes are not counted by :meth:`read_stamp`, and
         ``then`` runs after COMMIT. Changes before it still count."""
         start = self.conn.total_changes
@@ -77,8 +86,8 @@ class ReadStampMixin:
             ok = [False]
 
             def before() -> None:
-                # the last hook (none after it writes) and no statement since the bookkeeping write
-                ok[0] = self._hooks[-1] is hook and self.conn.total_changes == end
+                # the transaction's only hook (no other before/after step writes) and no statement since
+                ok[0] = len(self._hooks) == 1 and self._hooks[0] is hook and self.conn.total_changes == end
 
             def after() -> None:
                 if ok[0]:
