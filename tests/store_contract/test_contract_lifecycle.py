@@ -174,3 +174,35 @@ def test_stats_count_what_is_stored(store) -> None:
     assert (s["edges"], s["provenance"], s["mentions"]) == (1, 1, 0)
     assert (s["entity_types"], s["relation_types"], s["events"]) == (1, 0, 1)
     assert s["size_bytes"] > 0
+
+
+@contract("read_stamp", "read_scope")
+def test_read_stamp_moves_with_every_write_but_a_searchs_use_counts(store, open_again) -> None:
+    # None means "cannot tell" (PostgreSQL): every copy keyed on it checks as before. A value must be
+    # equal only while nothing changed: this connection's writes, another connection's commits.
+    document(store, "d", ["hello world"])
+    first = store.read_stamp()
+    if first is None:
+        with store.read_scope():
+            assert store.read_stamp() is None
+        return
+    assert store.read_stamp() == first
+    with store.transaction():
+        assert store.read_stamp() is None  # rows may still roll back
+        store.append_event("own", "x", T0, {})
+    after_own = store.read_stamp()
+    assert after_own != first
+    other = open_again()
+    with other.transaction():
+        other.append_event("elsewhere", "x", T0, {})
+    after_other = store.read_stamp()
+    assert after_other not in (first, after_own)
+    with store.read_scope():  # other connections' commits looked for once, at the start
+        with store.read_scope():
+            pinned = store.read_stamp()
+        with other.transaction():
+            other.append_event("mid-search", "x", T0, {})
+        assert store.read_stamp() == pinned == after_other
+        store.append_event("own in scope", "x", T0, {})  # own writes still show
+        assert store.read_stamp() != pinned
+    assert store.read_stamp() != pinned  # the commit seen once the scope ends

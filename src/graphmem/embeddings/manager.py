@@ -54,6 +54,7 @@ class EmbeddingManager:
         self._lock = threading.Lock()
         self._indexes: dict[str, VectorIndex] = {}
         self._prefetched: dict[str, np.ndarray] = {}  # text hash -> vector, for the next writes
+        self._stored_model: tuple[object, str | None] | None = None  # (read stamp, stored model)
         # Item kinds other faces embed (skills, memories): kind -> fetch(after_rowid, limit)
         # returning ``[(rowid, item_id, text)]`` in rowid order, for reindex.
         self._sources: dict[str, Callable[[int, int], Sequence[tuple[int, str, str]]]] = {}
@@ -99,7 +100,13 @@ class EmbeddingManager:
 
     def stored_model(self) -> str | None:
         """The model this knowledge base's vectors were made with (None before any)."""
-        return self.ctx.store.get_meta(META_KEY)
+        # asked several times per search: read again only when the store's read stamp moved
+        stamp = self.ctx.store.read_stamp()
+        if stamp is not None and self._stored_model is not None and self._stored_model[0] == stamp:
+            return self._stored_model[1]
+        model = self.ctx.store.get_meta(META_KEY)
+        self._stored_model = None if stamp is None else (stamp, model)
+        return model
 
     def check_model(self) -> None:
         """Raise Conflict when the configured model differs from the stored vectors' model."""

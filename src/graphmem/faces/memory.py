@@ -375,19 +375,22 @@ class Memory(ContextGraphMaintenance):
             raise InvalidInput(f"strategy: choose from {', '.join(STRATEGIES)}, got {strategy!r}")
         use_graph = rc.enabled if use_context_graph is None else bool(use_context_graph)
         self._maybe_tick()
-        qvec = kb.embeddings.embed_query(query)
-        if qvec is None and not self._said_dense_off and not kb.embeddings.note_reported:
-            self._said_dense_off = True
-            kb.warn(f"memory search without dense similarity: {kb.embeddings.note or 'no embedding model'}")
-        ranked = rank_memories(kb.ctx, query, qvec, filters, limit=limit, include_archived=include_archived,
-                               strategy=strategy, use_graph=use_graph)
+        # the reads' RAM copies (vectors, memory graph, scope ids, rank inputs) look for other
+        # processes' writes once for the whole search, not once per copy and step
+        with kb.store.read_scope():
+            qvec = kb.embeddings.embed_query(query)
+            if qvec is None and not self._said_dense_off and not kb.embeddings.note_reported:
+                self._said_dense_off = True
+                kb.warn(f"memory search without dense similarity: {kb.embeddings.note or 'no embedding model'}")
+            ranked = rank_memories(kb.ctx, query, qvec, filters, limit=limit, include_archived=include_archived,
+                                   strategy=strategy, use_graph=use_graph)
+            sub = self._subgraph(ranked.ids, ranked.parent) if use_graph and ranked.ids else []
         results = []
         for mid in ranked.ids:
             r = ranked.rows[mid]
             results.append(MemoryHit(
                 mid, r["text"], round(ranked.score[mid], 6), r["metadata"], r["user_id"], r["agent_id"],
                 r["run_id"], r["tenant_id"], r["said_at"], r["created_at"], MemoryScores.from_parts(ranked.parts[mid])))
-        sub = self._subgraph(ranked.ids, ranked.parent) if use_graph and ranked.ids else []
         out = MemorySearch(results, sub or None)
         if ranked.ids:
             # Use counts feed ranking, but a search is a read: it never waits for (or fails

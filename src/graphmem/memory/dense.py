@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -64,9 +63,8 @@ def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any],
         return []
     ids = (scope_ids or ScopeIds(ctx, filters, include_archived)).ids()
     if ids is not None:
-        sims = idx.similarity(qvec, [i for i in ids if i != exclude])
-        # nsmallest is sorted()[:k] without sorting the whole scope
-        return heapq.nsmallest(k, sims.items(), key=lambda kv: (-kv[1], kv[0]))
+        # sorted by (-score, id)[:k] of the scope's similarities, without a dict and a sort of them all
+        return idx.top_of(qvec, [i for i in ids if i != exclude] if exclude is not None else ids, k)
     n = max(200, 20 * k)
     while True:
         hits = [(i, s) for i, s in idx.search(qvec, n) if i != exclude]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -56,8 +57,10 @@ def iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@functools.lru_cache(maxsize=65536)
 def parse_iso(text: str) -> datetime:
-    """Inverse of :func:`iso` (any ISO-8601 string; naive means UTC)."""
+    """Inverse of :func:`iso` (any ISO-8601 string; naive means UTC). Memoised: a search's rerank parses
+    the ``used_at`` of ~50 candidates, mostly the same strings as the last search's (datetimes are immutable)."""
     dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 

@@ -59,6 +59,7 @@ class VectorIndex:
         self._buf = self._mat  # capacity for appends; _mat is its first len(_ids) rows
         self._last_id = 0
         self._state: tuple[int, int] | None = None
+        self._checked_at: object = None  # the store's read stamp at the last check of ``_state``
         self._partial_calls = 0
 
     def __len__(self) -> int:
@@ -67,7 +68,12 @@ class VectorIndex:
     def refresh(self) -> None:
         """Bring the matrix in step with the store (cheap when nothing changed)."""
         with self._lock:
+            # the store's read stamp unchanged since the last check: nothing was written, not even elsewhere
+            stamp = self.store.read_stamp()
+            if stamp is not None and stamp == self._checked_at and self._state is not None:
+                return
             state = self.store.vector_state()
+            self._checked_at = stamp
             if state == self._state:
                 return
             if self._state is not None and state[1] != self._state[1]:
@@ -132,21 +138,43 @@ class VectorIndex:
         Until the matrix is loaded (by a search, or after PARTIAL_CALLS calls), only the vectors
         asked for are read: a fresh process scoring < 100 entities loaded all 41,702 first
         (a third of a cold ``graphmem search``). The same rows in the same order: the same numbers."""
+        found, scores = self._scores(query, ids)
+        return dict(zip(found, scores.tolist()))
+
+    def top_of(self, query: np.ndarray, ids: list[str], k: int) -> list[tuple[str, float]]:
+        """The ``k`` of ``ids`` most similar to the query, best first, ties by id: exactly
+        ``sorted(similarity(query, ids).items(), key=(-score, id))[:k]``, without a dict of every
+        score and a sort of them all (a memory search ranks its whole scope for 20 seeds)."""
+        found, scores = self._scores(query, ids)
+        if k <= 0 or not found:
+            return []
+        if len(found) > k:
+            # every one of the k best scores at least the k-th largest score: sort only those
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            picked = np.flatnonzero(scores >= kth).tolist()
+        else:
+            picked = list(range(len(found)))
+        values = scores.tolist()
+        best = sorted((-values[j], found[j]) for j in picked)[:k]
+        return [(i, -s) for s, i in best]
+
+    def _scores(self, query: np.ndarray, ids: list[str]) -> tuple[list[str], np.ndarray]:
+        """The items of ``ids`` that have a vector, in ``ids``' order, and their cosines (float64)."""
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if self._state is None and self._partial_calls < PARTIAL_CALLS and len(ids) <= PARTIAL_MAX:
             self._partial_calls += 1
             blobs = self.store.vectors_for(self.item_kind, ids, self.model)
             found = [i for i in ids if i in blobs]  # as the matrix path builds its rows
             if not found:
-                return {}
+                return [], np.zeros(0)
             mat = np.frombuffer(b"".join(blobs[i] for i in found), dtype=np.float16).reshape(len(found), -1)
-            return {i: float(s) for i, s in zip(found, matvec(mat.astype(np.float32), q))}
+            return found, matvec(mat.astype(np.float32), q).astype(np.float64)
         self.refresh()
-        rows = [(i, self._row[i]) for i in ids if i in self._row]
-        if not rows:
-            return {}
-        sims = matvec(self._mat[[r for _, r in rows]], q)
-        return {i: float(s) for (i, _), s in zip(rows, sims)}
+        row = self._row
+        found = [i for i in ids if i in row]
+        if not found:
+            return [], np.zeros(0)
+        return found, matvec(self._mat[[row[i] for i in found]], q).astype(np.float64)
 
     def vectors_of(self, ids: list[str]) -> np.ndarray | None:
         """``(len(ids), dim)`` float32 matrix aligned with ``ids`` (zero rows for items without a

@@ -10,6 +10,18 @@ from ...models import Provenance
 __all__ = ["Result", "evidence_dicts"]
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A result class's field names, in declaration order (``dataclasses.fields`` rebuilt this tuple on
+    every call: a memory search builds ~40 results)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 class Result(dict[str, Any]):
     """Base of the face results (subclasses are frozen dataclasses declared with ``eq=False``).
 
@@ -26,7 +38,7 @@ class Result(dict[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data, keys in the documented order (a new dict each call). By default
         the fields in declaration order; a result whose JSON differs from its fields overrides it."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
     def _read_only(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(f"{type(self).__name__} is read-only; change a copy: result.to_dict()")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +129,14 @@ class TransactionPgMixin(BookkeepingWriteMixin):
                     undo()
                 except Exception:  # noqa: BLE001 - best effort; the next wiki sync reconciles what is left
                     pass
+
+    def read_stamp(self) -> object | None:
+        """PostgreSQL cannot tell cheaply that nothing changed: None (every copy checks as before)."""
+        return None
+
+    def read_scope(self) -> AbstractContextManager[None]:
+        """Nothing to pin (``read_stamp`` is always None)."""
+        return nullcontext()
 
     def refuse_write(self) -> None:
         """Raise the read-only error when this store was opened read-only."""

@@ -52,6 +52,18 @@ class Lifecycle(Protocol):
         Exceptions ``fn`` raises that are not storage failures propagate."""
         ...
 
+    def read_stamp(self) -> object | None:
+        """An opaque value equal between two calls only if nothing in the store changed in between (in
+        any process), apart from a search's own use counts (``record_memory_use`` in a transaction of its
+        own with its event); RAM copies keyed on it skip their freshness checks. None: cannot tell (inside
+        a write transaction, or a backend without it): check as usual."""
+        ...
+
+    def read_scope(self) -> AbstractContextManager[None]:
+        """One search's reads: inside it ``read_stamp`` may look for other processes' writes only once,
+        at the start (the copies then answer as of the start, as one read transaction would)."""
+        ...
+
     def refuse_write(self) -> None:
         """Raise BackendError naming the folder when the store is read-only; else nothing."""
         ...

@@ -36,6 +36,8 @@ from ..rows import (
 )
 from .fts import pruned_fts_query
 from .memory_graph import MemoryGraphCache
+from .memory_held import HeldRankInputs
+from .read_stamp import ReadStampMixin
 from .sqlbase import MAX_VARS, SqlHelpers, batches
 
 __all__ = ["MemorySqlMixin", "SCOPE_FIELDS"]
@@ -91,7 +93,7 @@ def _where(filters: ScopeFilters, include_archived: bool, alias: str = "m") -> t
     return (" AND ".join(parts) or "1"), params
 
 
-class MemorySqlMixin(SqlHelpers):
+class MemorySqlMixin(ReadStampMixin, SqlHelpers):
     """Memories, their sessions, document references, mentions, feedback, decay and budgets."""
 
     # -- memories --------------------------------------------------------------------------------
@@ -122,7 +124,20 @@ class MemorySqlMixin(SqlHelpers):
         """The rerank's columns of each memory (a search scores ~50 candidates and shows ~10: the
         texts and metadata of the others were read and parsed for nothing)."""
         sql = "SELECT id, uses, helpful, unhelpful, quality, floor, used_at FROM memories WHERE id IN ({ids})"
-        return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(sql, ids)}
+
+        def read(some: list[str]) -> dict[str, MemoryRankInputs]:
+            return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(sql, some)}
+
+        stamp = self.read_stamp()
+        if stamp is None:
+            return read(list(ids))
+        return self._held_rank_inputs().get(stamp, ids, read)
+
+    def _held_rank_inputs(self) -> HeldRankInputs:
+        held = self.__dict__.get("_rank_inputs")
+        if held is None:
+            held = self.__dict__["_rank_inputs"] = HeldRankInputs()
+        return cast(HeldRankInputs, held)
 
     def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
                       offset: int = 0) -> list[MemoryRow]:
@@ -160,10 +175,15 @@ class MemorySqlMixin(SqlHelpers):
     def _memory_state(self) -> tuple[object, int] | None:
         """``(memory.generation, highest rowid_)``: what keys this process's copies of memory facts; None
         inside a write transaction (rows that may still be rolled back are not kept)."""
-        if self.conn.in_transaction:
+        stamp = self.read_stamp()
+        if stamp is None:
             return None
+        held = self.__dict__.get("_memory_state_at")
+        if held is not None and held[0] == stamp:
+            return cast("tuple[object, int]", held[1])
         gen, top = self.conn.execute("SELECT (SELECT value FROM kb_meta WHERE key = 'memory.generation'),"
                                      " coalesce(max(rowid_), 0) FROM memories").fetchone()
+        self.__dict__["_memory_state_at"] = (stamp, (gen, int(top)))
         return (gen, int(top))
 
     def memory_vectors(self, filters: ScopeFilters, model: str, limit: int, after_rowid: int = 0
@@ -356,7 +376,7 @@ class MemorySqlMixin(SqlHelpers):
         out: dict[str, list[MemoryNeighbour]] = {mid: [] for mid in ids}
         if not ids:
             return out
-        held = self._memory_graph().neighbours(self.conn, ids, min_weight, per_node)
+        held = self._memory_graph().neighbours(self.conn, ids, min_weight, per_node, self.read_stamp())
         if held is not None:
             return held
         listed = json.dumps(ids)
@@ -380,7 +400,7 @@ class MemorySqlMixin(SqlHelpers):
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return []
-        held = self._memory_graph().edges_among(self.conn, ids, min_weight)
+        held = self._memory_graph().edges_among(self.conn, ids, min_weight, self.read_stamp())
         if held is not None:
             return held
         out: list[MemoryEdgeRow] = []
@@ -452,10 +472,13 @@ class MemorySqlMixin(SqlHelpers):
         by_count: dict[int, list[str]] = {}
         for mid, n in Counter(memory_ids).items():
             by_count.setdefault(n, []).append(mid)
+        # a search's own bookkeeping: the read stamp ignores it, and the held rank inputs get it after COMMIT
+        counted = self.note_harmless(lambda: self._held_rank_inputs().count_uses(by_count, now))
         for n, ids in by_count.items():
             for part in batches(ids, MAX_VARS - 2):
                 self.conn.execute(f"UPDATE memories SET uses = uses + ?, used_at = ? WHERE id IN"
                                   f" ({','.join('?' * len(part))})", [n, now, *part])
+        counted()
 
     def add_memory_feedback(self, memory_id: str, query: str, helpful: bool, ts: str) -> None:
         """Record a feedback and count it on the memory."""

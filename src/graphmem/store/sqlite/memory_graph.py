@@ -52,13 +52,14 @@ class MemoryGraphCache:
         self._in: dict[str, list[_Entry]] = {}
         self.disabled = False
         self._reads = 0  # reads answered before the graph was loaded
+        self._checked_at: object = None  # the store's read stamp when the state was last checked
 
-    def neighbours(self, conn: sqlite3.Connection, ids: Sequence[str], min_weight: float, per_node: int
-                   ) -> dict[str, list[MemoryNeighbour]] | None:
+    def neighbours(self, conn: sqlite3.Connection, ids: Sequence[str], min_weight: float, per_node: int,
+                   stamp: object = None) -> dict[str, list[MemoryNeighbour]] | None:
         """What ``memory_neighbours`` answers, from RAM; None when the caller should ask SQL (an id that
         is not a memory known here, or a graph too big to hold)."""
         # Inside a write transaction the rows may still be rolled back (and their rowids reused): SQL then.
-        if not self._ready(conn) or any(i not in self._known for i in ids):
+        if not self._ready(conn, stamp) or any(i not in self._known for i in ids):
             return None
         out: dict[str, list[MemoryNeighbour]] = {}
         for mid in ids:
@@ -75,24 +76,30 @@ class MemoryGraphCache:
             out[mid] = got
         return out
 
-    def edges_among(self, conn: sqlite3.Connection, ids: Sequence[str], min_weight: float
-                    ) -> list[MemoryEdgeRow] | None:
+    def edges_among(self, conn: sqlite3.Connection, ids: Sequence[str], min_weight: float,
+                    stamp: object = None) -> list[MemoryEdgeRow] | None:
         """What ``memory_edges_among`` answers, from RAM (None: ask SQL)."""
-        if not self._ready(conn) or any(i not in self._known for i in ids):
+        if not self._ready(conn, stamp) or any(i not in self._known for i in ids):
             return None
         wanted = set(ids)
         out = [MemoryEdgeRow(s, nb.other, nb.type, float(nb.weight)) for s in wanted
                for _, _, nb in self._out.get(s, ()) if nb.other in wanted and nb.weight >= min_weight]
         return sorted(out, key=lambda e: (-e[3], e[0], e[1], e[2]))
 
-    def _ready(self, conn: sqlite3.Connection) -> bool:
-        """Whether this read is answered from RAM (the graph loaded or brought up to date first)."""
+    def _ready(self, conn: sqlite3.Connection, stamp: object) -> bool:
+        """Whether this read is answered from RAM (the graph loaded or brought up to date first).
+        ``stamp``: the store's read stamp taken before this call (None: unknown); while it equals the one of
+        the last check, nothing changed and the check's statement is skipped."""
         if self.disabled or conn.in_transaction:
             return False
         if self._state is None and self._reads < LOAD_AFTER_READS:
             self._reads += 1
             return False
-        return self._sync(conn)
+        if stamp is not None and stamp == self._checked_at and self._state is not None:
+            return True
+        ok = self._sync(conn)
+        self._checked_at = stamp if ok else None
+        return ok
 
     def _sync(self, conn: sqlite3.Connection) -> bool:
         gen, top = conn.execute(_STATE_SQL).fetchone()
