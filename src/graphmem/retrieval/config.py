@@ -124,10 +124,11 @@ PRESETS: dict[str, PassageConfig] = {
 
 
 # Channel weights follow the embedder: a static model's dense channel is weak (alone about 35-55 R@5
-# where BM25 gets 50-67 on MuSiQue / 2Wiki), a contextual one's is about as strong as BM25 (MiniLM alone
-# 62.2 / 61.8 against bm25s 50.9 / 65.5). Fitted per embedder class on pooled MuSiQue + 2Wiki (bench/channel_fit.py; docs/benchmarks.md,
-# "Retrieval on unseen data"), applied to the presets that combine all channels; a preset that
-# sets its own weights (bm25, dense, rrf, hybrid) or an explicit override wins.
+# where BM25 gets 50-67 on MuSiQue / 2Wiki), a contextual one's is about as strong as BM25 (MiniLM
+# alone 62.2 / 61.8 against bm25s 50.9 / 65.5). Fitted per embedder class on pooled MuSiQue + 2Wiki
+# (bench/channel_fit.py; docs/benchmarks.md, "Retrieval on unseen data"), applied to the presets that
+# combine all channels; a preset that sets its own weights (bm25, dense, rrf, hybrid) or an explicit
+# override wins.
 CLASS_WEIGHTS: dict[str, dict[str, Any]] = {
     # dense a quarter of lexical in the first-stage fusion and 3 (not 5) of the walk's seed passages;
     # in the rerank dense 0.3, lexical 0.35, graph 0.35; a feedback round searches the names of the
