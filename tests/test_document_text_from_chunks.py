@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import graphmem
+from clocks import ticking_clock
 from graphmem.models import Chunk, Document
 from graphmem.store import open_store
 from graphmem.store.sqlite.documents import stitch_chunks
@@ -25,17 +25,8 @@ TEXT = ("Zoë's café — the Dispatch Service 🚚 depends on the Ledger DB.\n\
 ENTITIES = [{"name": "Dispatch Service", "type": "service"}, {"name": "Ledger DB", "type": "database"}]
 
 
-def _clock() -> Any:
-    t = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
-
-    def now() -> datetime:
-        t[0] += timedelta(seconds=1)
-        return t[0]
-    return now
-
-
 def _build(home: Path) -> int:
-    with graphmem.open(home, config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(home, config=CONFIG, clock=ticking_clock()) as kb:
         kb.ingest_with_content("d1", "Dispatch", "s1", TEXT, ENTITIES, [])
         kb.ingest_with_content("d1", "Dispatch", "s1", TEXT + " Version two.", ENTITIES, [])
         kb.ingest_with_content("d2", "Short", "s2", "One line, one chunk.", ENTITIES[:1], [])
@@ -69,7 +60,7 @@ def _stored(home: Path, decode: bool = True) -> dict[tuple[str, int], Any]:
 
 
 def _reads(home: Path, point: int) -> dict[str, Any]:
-    with graphmem.open(home, config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(home, config=CONFIG, clock=ticking_clock()) as kb:
         store = kb.store
         out: dict[str, Any] = {
             "get": [store.get_document(d, v).to_dict()  # type: ignore[union-attr]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import graphmem
+from clocks import ticking_clock
 from graphmem.models import Provenance
 from graphmem.portability import export
 from graphmem.store.sqlite import store as store_module
@@ -47,17 +47,8 @@ RELATIONS = [
 ]
 
 
-def _clock() -> Any:
-    t = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
-
-    def now() -> datetime:
-        t[0] += timedelta(seconds=1)
-        return t[0]
-    return now
-
-
 def _build(home: Path) -> None:
-    with graphmem.open(home, config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(home, config=CONFIG, clock=ticking_clock()) as kb:
         kb.ingest_with_content("d1", "Dispatch", "s1", TEXT, ENTITIES, RELATIONS)
         kb.ingest_with_content("d1", "Dispatch", "s1", TEXT + " Version two adds the Ledger DB again.", ENTITIES,
                                RELATIONS)
@@ -65,7 +56,7 @@ def _build(home: Path) -> None:
 
 def _reads(home: Path) -> dict[str, Any]:
     """Every public read that shows evidence, as plain data."""
-    with graphmem.open(home, config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(home, config=CONFIG, clock=ticking_clock()) as kb:
         store = kb.store
         nodes = [r[0] for r in store.conn.execute("SELECT id FROM nodes ORDER BY id")]  # type: ignore[attr-defined]
         edges = [r[0] for r in store.conn.execute("SELECT id FROM edges ORDER BY id")]  # type: ignore[attr-defined]

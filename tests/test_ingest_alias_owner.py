@@ -7,13 +7,13 @@ the same rows as one ``ingest_with_content`` per document."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import graphmem
+from clocks import ticking_clock
 from graphmem.context import AFTER_INGEST
 from graphmem.errors import InvalidInput
 
@@ -36,15 +36,6 @@ D2_RELATIONS = [
     {"source": "local disk buffer", "target": "reporter", "type": "feeds", "confidence": 0.8,
      "supporting_text": "The local disk buffer (LDB) feeds the reporter."},
 ]
-
-
-def _clock() -> Any:
-    t = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
-
-    def now() -> datetime:
-        t[0] += timedelta(seconds=1)
-        return t[0]
-    return now
 
 
 def _edges(kb: graphmem.KnowledgeBase) -> set[tuple[str, str, str]]:
@@ -162,7 +153,7 @@ def _rows(kb: graphmem.KnowledgeBase) -> dict[str, list[Any]]:
 
 
 def _per_document(home: Path, path: Path) -> dict[str, list[Any]]:
-    with graphmem.open(home, config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(home, config=CONFIG, clock=ticking_clock()) as kb:
         for i, rec in enumerate(_records()):
             kb.ingest_with_content(rec["id"], rec["title"], f"{path}#{i}", rec["text"], rec["entities"],
                                    rec["relations"], {"path": str(path), "record": i})
@@ -180,7 +171,7 @@ def test_the_batched_write_stores_the_rows_of_one_ingest_per_document(tmp_path: 
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     path = _write_jsonl(tmp_path)
-    with graphmem.open(tmp_path / "batched", config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(tmp_path / "batched", config=CONFIG, clock=ticking_clock()) as kb:
         summary = kb.ingest_paths([path], extractor="none")
         assert (summary.added, summary.skipped) == (3, [])
         got = _rows(kb)
@@ -213,7 +204,7 @@ def test_the_guarded_retry_stores_the_same_rows(tmp_path: Path, monkeypatch: pyt
         if doc_id == "d4":
             raise InvalidInput("d4: refused by a hook")
 
-    with graphmem.open(tmp_path / "retried", config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(tmp_path / "retried", config=CONFIG, clock=ticking_clock()) as kb:
         kb.ctx.hooks.register(AFTER_INGEST, fail_d4)
         summary = kb.ingest_paths([path], extractor="none")
         assert summary.added == 3 and [s.reason for s in summary.skipped] == ["d4: refused by a hook"]

@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import graphmem
+from clocks import ticking_clock
 
 try:
     from graphmem.store.sqlite.evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
@@ -44,20 +44,11 @@ _SKIP = ("schema_migrations", "sqlite_stat1", "event_shapes")
 _ADDED_SINCE_THE_PIN = {"chunks": {"title"}}
 
 
-def _clock() -> Any:
-    t = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
-
-    def now() -> datetime:
-        t[0] += timedelta(seconds=1)
-        return t[0]
-    return now
-
-
 def build(home: Path) -> list[Any]:
     """The scripted history; returns what each ingest reported (warnings in order)."""
     said: list[Any] = []
     with graphmem.open(home, config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}},
-                       clock=_clock()) as kb:
+                       clock=ticking_clock()) as kb:
         said.append(kb.ingest_with_content(
             "d1", "Dispatch", "s1",
             "The dispatch service depends on the ledger db. Dispatch is owned by Ada Lovelace. "

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import graphmem
+from clocks import ticking_clock
 from graphmem.errors import BackendError
 from graphmem.models import Mention
 from graphmem.store import open_store
@@ -35,20 +35,11 @@ RELATIONS = [
 ]
 
 
-def _clock() -> Any:
-    t = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
-
-    def now() -> datetime:
-        t[0] += timedelta(seconds=1)
-        return t[0]
-    return now
-
-
 def _history(home: Path) -> list[int]:
     """Versions, a merge (mentions updated), a delete and a re-ingest of the same document (its chunk ids come
     back under new keys): the event id after each step."""
     points = []
-    with graphmem.open(home, config=CONFIG, clock=_clock()) as kb:
+    with graphmem.open(home, config=CONFIG, clock=ticking_clock()) as kb:
         kb.ingest_with_content("d1", "Dispatch", "s1", TEXT, ENTITIES, RELATIONS)
         kb.ingest_with_content("d2", "Tracker notes", "s2", TEXT[60:], ENTITIES[2:], [])
         points.append(kb.events.last_id())
