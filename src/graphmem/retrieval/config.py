@@ -274,10 +274,9 @@ def configured_preset(config: Config) -> str:
     return str(config.search.preset)
 
 
-def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> str:
+def auto_preset(embedder_spec: str) -> str:
     """The preset "auto" stands for: "feedback" with any embedding model (with its class's channel
-    weights, :data:`CLASS_WEIGHTS`), "default" with none. ``relations`` and ``passages`` (how many
-    have vectors) no longer change the answer; they are kept for callers that pass them.
+    weights, :data:`CLASS_WEIGHTS`), "default" with none. How dense the graph is no longer matters.
 
     Measured (docs/benchmarks.md, "Retrieval on unseen data", phases B and C): once titles are a
     field, the feedback round gains with a static model on both MuSiQue and 2Wiki (R@5 59.2 -> 61.8
@@ -287,7 +286,6 @@ def auto_preset(embedder_spec: str, relations: int = 0, passages: int = 0) -> st
     published triples (70.5 against 66.8 with the fitted weights; 69.8 against 68.6 with phase A's),
     so a contextual model no longer gets them on a dense graph either (phase A chose them there on
     MuSiQue alone)."""
-    del relations, passages
     return "feedback" if _names_a_model(embedder_spec) else "default"
 
 

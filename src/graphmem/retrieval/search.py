@@ -37,7 +37,6 @@ from .config import (
     auto_preset,
     configured_preset,
     embedder_class,
-    is_contextual,
     resolve_config,
 )
 from .evidence import build_context, estimate_tokens, subgraph_of
@@ -52,21 +51,10 @@ __all__ = ["Hit", "SearchResult", "search", "KINDS", "auto_preset_for", "build_c
 
 
 def auto_preset_for(ctx: Any) -> str:
-    """Resolve preset "auto" from the embedder and how many relations and passages have vectors
-    (counted only for a contextual embedder: a static model's answer needs no vectors loaded).
-    ``ctx`` is a :class:`Context` (a knowledge base works too: both carry ``embeddings``)."""
+    """Resolve preset "auto" from the embedder: nothing is counted or loaded (``ctx`` is a
+    :class:`Context`; a knowledge base works too: both carry ``embeddings``)."""
     emb = ctx.embeddings
-    if emb.model_id is None:
-        return "default"
-    if not is_contextual(emb.spec):
-        return auto_preset(emb.spec)
-    sizes = []
-    for kind in ("relation", "chunk"):
-        index = emb.vector_index(kind)
-        if index is not None:
-            index.refresh()
-        sizes.append(len(index) if index is not None else 0)
-    return auto_preset(emb.spec, sizes[0], sizes[1])
+    return "default" if emb.model_id is None else auto_preset(emb.spec)
 
 
 def _check(query: Any, kinds: Any, k: Any, config: Any) -> list[str]:
