@@ -10,10 +10,10 @@ import pytest
 
 import graphmem
 import graphmem.retrieval.passages as passages_mod
-import graphmem.retrieval.search as search_mod
 from graphmem.errors import InvalidInput
 from graphmem.retrieval.config import CLASS_WEIGHTS, PassageConfig, resolve_config
 from graphmem.retrieval.search import feedback_text
+from spies import record_rank_queries
 
 PASSAGE = "Cui Liang( born 20 February 1983) is a Chinese handball player who competed in the 2008 Summer Olympics."
 
@@ -91,14 +91,7 @@ def test_a_lowercase_common_word_names_no_one_word_entity(university: graphmem.K
 
 
 def test_the_feedback_round_searches_the_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[str] = []
-    real = search_mod._rank
-
-    def spy(ctx, query, cfg, kinds, want, detail=None, **more):  # type: ignore[no-untyped-def]
-        seen.append(query)
-        return real(ctx, query, cfg, kinds, want, detail, **more)
-
-    monkeypatch.setattr(search_mod, "_rank", spy)
+    seen = record_rank_queries(monkeypatch)
     with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
         kb.ingest_with_content("cui", "Cui Liang", "cui.md", PASSAGE, [], [])
         kb.search("What is Cui Liang known for?", k=3, preset="feedback")

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import graphmem
-import graphmem.retrieval.search as search_mod
 from graphmem.errors import InvalidInput
+from spies import record_rank_queries
 
 
 def test_the_second_query_is_cut_to_feedback_words(tmp_path, monkeypatch) -> None:
     text = "Ada Lovelace wrote the first published program for the Analytical Engine of Charles Babbage."
-    seen: list[str] = []
-    real = search_mod._rank
-
-    def spy(ctx, query, cfg, kinds, want, detail=None, **more):  # type: ignore[no-untyped-def]
-        seen.append(query)
-        return real(ctx, query, cfg, kinds, want, detail, **more)
-
-    monkeypatch.setattr(search_mod, "_rank", spy)
+    seen = record_rank_queries(monkeypatch)
     with graphmem.open(tmp_path / "kb") as kb:
         kb.ingest_with_content("ada", "Ada Lovelace", "ada.md", text, [], [])
         kb.search("who wrote the first program?", k=3, config={"feedback_passages": 1, "feedback_words": 4,

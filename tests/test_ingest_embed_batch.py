@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 import graphmem
 from graphmem.ingest.chunking import embedding_text
+from spies import count_encode_calls
 
 PEOPLE = ["Ada Lovelace", "Charles Babbage", "Alan Turing", "Grace Hopper", "John von Neumann", "Emmy Noether",
           "Kurt Godel", "Claude Shannon", "Barbara Liskov", "Edsger Dijkstra", "Donald Knuth", "Frances Allen"]
@@ -44,16 +44,8 @@ def test_one_model_call_per_batch_and_vectors_as_each_text_alone(tmp_path: Path,
     kb = graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{model_dir}"},
                                                 "ingest": {"batch_size": 8}})
     try:
-        emb = kb.embeddings.embedder
-        assert emb is not None
-        calls: list[int] = []
-        encode = emb.encode
-
-        def spy(texts: list[str]) -> Any:
-            calls.append(len(texts))
-            return encode(texts)
-
-        emb.encode = spy  # type: ignore[method-assign]
+        encode = kb.embeddings.embedder.encode  # the model's own, for the expected vectors
+        calls = count_encode_calls(kb)
         summary = kb.ingest_paths([corpus_file], extractor="offline")
         assert summary.added == 24
         # Three batches of 8: one call each, holding every text the batch stores a vector for.
@@ -92,16 +84,7 @@ def test_names_left_out_of_the_batch_call_when_not_embedded(tmp_path: Path, mode
                                                                section: True},
                                                 "ingest": {"batch_size": 10}})
     try:
-        emb = kb.embeddings.embedder
-        assert emb is not None
-        calls: list[list[str]] = []
-        encode = emb.encode
-
-        def spy(texts: list[str]) -> Any:
-            calls.append(list(texts))
-            return encode(texts)
-
-        emb.encode = spy  # type: ignore[method-assign]
+        calls = count_encode_calls(kb)
         kb.ingest_paths([corpus_file], extractor="offline")
         assert len(calls) == 1
         model = kb.embeddings.stored_model()

@@ -23,6 +23,7 @@ import pytest
 import graphmem
 from graphmem.extraction import EntitySpec, Extraction, RelationSpec
 from graphmem.ingest.extractors.base import SourceDocument
+from spies import count_encode_calls
 
 N_DOCS = 6
 GIVE_UP_S = 60.0  # a safety net against a hang, never part of an assertion
@@ -127,16 +128,7 @@ def test_ctrl_c_during_slow_extraction_keeps_finished_documents_with_vectors(
     config = {"embeddings": {"model": f"model2vec:{model_dir}"}, "ingest": {"workers": 2, "batch_size": 8}}
     kb = graphmem.open(tmp_path / "kb", config=config)
     try:
-        emb = kb.embeddings.embedder
-        assert emb is not None
-        calls: list[int] = []
-        encode = emb.encode
-
-        def spy(texts: list[str]) -> Any:
-            calls.append(len(texts))
-            return encode(texts)
-
-        emb.encode = spy  # type: ignore[method-assign]
+        calls = count_encode_calls(kb)
         summary, _ = _ingest_interrupted(kb, docs, slow, sigint_presses)
         finished = {f"docs/d{i}.md" for i in range(N_DOCS)} - {f"docs/{slow}"}
         assert summary.interrupted
@@ -156,7 +148,6 @@ def test_ctrl_c_during_slow_extraction_keeps_finished_documents_with_vectors(
         assert len([k for k in wanted if k[0] == "relation"]) == N_DOCS - 1
         assert stored == wanted
         # The next run resumes: the finished documents are unchanged, only the interrupted one is written.
-        emb.encode = encode  # type: ignore[method-assign]
         again = kb.ingest_paths([docs], extractor="none")
         assert (again.unchanged, again.added, again.interrupted) == (N_DOCS - 1, 1, False)
     finally:
