@@ -19,10 +19,6 @@ from ..rows import (
     Feedback,
     LLMBudget,
     MemoryDecay,
-    MemoryEdgeDecay,
-    MemoryEdgeInput,
-    MemoryEdgeRow,
-    MemoryNeighbour,
     MemoryRankInputs,
     MemoryRow,
     MemorySession,
@@ -35,15 +31,15 @@ from ..rows import (
     WeightUpdate,
 )
 from .fts import pruned_fts_query
-from .memory_graph import MemoryGraphCache
+from .memory_edges import MemoryEdgeSqlMixin
 from .memory_held import HeldRankInputs
+from .memory_scope import SCOPE_FIELDS, scope_where
 from .read_stamp import ReadStampMixin
 from .sqlbase import MAX_VARS, SqlHelpers, batches
 
 __all__ = ["MemorySqlMixin", "SCOPE_FIELDS"]
 
 
-SCOPE_FIELDS = ("tenant_id", "user_id", "agent_id", "run_id")
 _SCOPE_TOKENS = (("t", "tenant_id"), ("u", "user_id"), ("a", "agent_id"), ("r", "run_id"))
 _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope_key", "role", "text", "metadata",
             "said_at", "created_at", "updated_at", "used_at", "version", "quality", "floor", "relevance",
@@ -55,16 +51,6 @@ _HELD_SCOPES = 256  # scopes whose ids a store keeps (all are dropped when more 
 _ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
 
 
-# Each memory's ``per_node`` strongest edges each way; the outer rows come in no useful order (the
-# caller sorts by direction, weight and rowid).
-_NEIGHBOURS_SQL = (
-    "SELECT j.value, e.target, e.confidence, e.type, e.rowid, 0 FROM json_each(?) j JOIN edges e ON e.rowid IN"
-    " (SELECT rowid FROM edges WHERE source = j.value AND confidence >= ? ORDER BY confidence DESC, rowid LIMIT ?)"
-    " UNION ALL"
-    " SELECT j.value, e.source, e.confidence, e.type, e.rowid, 1 FROM json_each(?) j JOIN edges e ON e.rowid IN"
-    " (SELECT rowid FROM edges WHERE target = j.value AND confidence >= ? ORDER BY confidence DESC, rowid LIMIT ?)")
-
-
 def _row(r: Sequence[Any]) -> MemoryRow:
     """A memory row from a plain tuple of ``_COLUMNS`` (zip, not per-name lookups: the search's
     candidates go through here)."""
@@ -74,26 +60,7 @@ def _row(r: Sequence[Any]) -> MemoryRow:
     return cast(MemoryRow, out)
 
 
-def _where(filters: ScopeFilters, include_archived: bool, alias: str = "m") -> tuple[str, list[Any]]:
-    """``AND``-ed equality on the given scope fields (None values are not filters)."""
-    parts: list[str] = []
-    params: list[Any] = []
-    for key in SCOPE_FIELDS:
-        value = filters.get(key)
-        if value is not None:
-            parts.append(f"{alias}.{key} = ?")
-            params.append(value)
-    if filters.get("scope_key") is not None:  # exact isolation key (tenant, user, agent)
-        parts.append(f"{alias}.scope_key = ?")
-        params.append(filters["scope_key"])
-    if not include_archived:
-        # "+": never pick an index by the archived flag (it holds nearly every row; the scope
-        # columns' indexes are the selective ones).
-        parts.append(f"+{alias}.archived = 0")
-    return (" AND ".join(parts) or "1"), params
-
-
-class MemorySqlMixin(ReadStampMixin, SqlHelpers):
+class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
     """Memories, their sessions, document references, mentions, feedback, decay and budgets."""
 
     # -- memories --------------------------------------------------------------------------------
@@ -142,14 +109,14 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
     def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
                       offset: int = 0) -> list[MemoryRow]:
         """Memories matching the scope filters, oldest said first."""
-        where, params = _where(filters, include_archived)
+        where, params = scope_where(filters, include_archived)
         rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} ORDER BY said_at, rowid_"
                           " LIMIT ? OFFSET ?", [*params, limit, offset])
         return [_row(r) for r in rows]
 
     def memories_after(self, filters: ScopeFilters, after_rowid: int, limit: int) -> list[MemoryRow]:
         """Memories (archived too) with row id > ``after_rowid`` in row order (for backfills)."""
-        where, params = _where(filters, True)
+        where, params = scope_where(filters, True)
         rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} AND rowid_ > ?"
                           " ORDER BY rowid_ LIMIT ?", [*params, after_rowid, limit])
         return [_row(r) for r in rows]
@@ -163,7 +130,7 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
         held = self.__dict__.setdefault("_memory_scope_ids", {})
         if state is not None and key in held and held[key][0] == state:
             return cast("list[str] | None", held[key][1])
-        where, params = _where(filters, include_archived)
+        where, params = scope_where(filters, include_archived)
         rows = self._rows(f"SELECT id FROM memories m WHERE {where} LIMIT ?", [*params, limit + 1])
         ids = None if len(rows) > limit else [r[0] for r in rows]
         if state is not None:
@@ -191,7 +158,7 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
         """``(rowid, id, vector bytes)`` of a scope's memories with row id > ``after_rowid`` (one
         join), archived ones and those without a ``model`` vector with None bytes; None when there
         are more than ``limit``."""
-        where, params = _where(filters, True)
+        where, params = scope_where(filters, True)
         rows = self._rows(
             f"SELECT m.rowid_, m.id, v.vec, v.model, m.archived FROM memories m LEFT JOIN vectors v"
             f" ON v.item_kind = 'memory' AND v.item_id = m.id WHERE {where} AND m.rowid_ > ? LIMIT ?",
@@ -215,7 +182,7 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
 
     def memories_in_scope(self, ids: Iterable[str], filters: ScopeFilters, include_archived: bool) -> set[str]:
         """Those of ``ids`` that match the scope filters."""
-        where, params = _where(filters, include_archived)
+        where, params = scope_where(filters, include_archived)
         return {r[0] for r in self._rows_in(f"SELECT id FROM memories m WHERE id IN ({{ids}}) AND {where}",
                                             ids, after=params)}
 
@@ -297,7 +264,7 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
     def memories_mentioning(self, entity_ids: Iterable[str], filters: ScopeFilters, include_archived: bool,
                             limit: int) -> list[str]:
         """Memories of a scope that name any of the entities (most recent first)."""
-        where, params = _where(filters, include_archived)
+        where, params = scope_where(filters, include_archived)
         ids = list(dict.fromkeys(entity_ids))[:MAX_VARS]
         if not ids:
             return []
@@ -332,7 +299,7 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
         expr = self._memory_fts_expr(text)
         if expr is None or k <= 0:
             return []
-        where, params = _where(filters, include_archived)
+        where, params = scope_where(filters, include_archived)
         rows = self._rows(
             f"SELECT m.id, -bm25(memories_fts, 1.0, 0.0) AS score FROM memories_fts JOIN memories m"
             f" ON m.rowid_ = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
@@ -352,94 +319,6 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
                 f" (SELECT rowid_ FROM memories WHERE id IN ({','.join('?' * len(part))}))",
                 [f"text : ({expr})", *part])
             out.update({r[0]: float(r[1]) for r in rows})
-        return out
-
-    def insert_memory_edges(self, edges: Sequence[MemoryEdgeInput]) -> int:
-        """Insert ``(id, source, target, type, weight, now)`` memory edges (manual, base weight in
-        properties); existing ``(source, type, target)`` edges are left alone. Returns how many are new."""
-        # rowcount, not total_changes: the latter also counts what triggers write (the replay log)
-        cur = self.conn.executemany(
-            "INSERT OR IGNORE INTO edges (id, source, target, type, confidence, created_at, updated_at, manual,"
-            " properties) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)",
-            [(i, s, t, ty, w, now, now, json.dumps({"w0": w, "memory": True})) for i, s, t, ty, w, now in edges])
-        return max(cur.rowcount, 0)
-
-    def memory_neighbours(self, memory_ids: Sequence[str], min_weight: float, per_node: int = 32
-                          ) -> dict[str, list[MemoryNeighbour]]:
-        """Memory-to-memory edges of each memory (either direction), its ``per_node`` strongest
-        each way: ``{id: [(other, weight, type)]}``, outgoing then incoming, each strongest first
-        (ties: the earlier written first). Bounded so that a hub (a memory hundreds of later ones
-        are topic-similar to) costs what any memory does: the LIMIT is per memory, inside one
-        statement for all of them (a walk level used to be two statements per memory; the
-        (node, confidence) indexes of migration 0003 serve each inner read)."""
-        ids = list(dict.fromkeys(memory_ids))
-        out: dict[str, list[MemoryNeighbour]] = {mid: [] for mid in ids}
-        if not ids:
-            return out
-        held = self._memory_graph().neighbours(self.conn, ids, min_weight, per_node, self.read_stamp())
-        if held is not None:
-            return held
-        listed = json.dumps(ids)
-        rows = self._rows(_NEIGHBOURS_SQL, (listed, min_weight, per_node, listed, min_weight, per_node))
-        # direction, then strongest first, then write order: what the per-memory ORDER BY gave
-        rows.sort(key=lambda r: (r[5], -r[2], r[4]))
-        for mid, other, weight, type_, _, _ in rows:
-            out[mid].append(MemoryNeighbour(other, weight, type_))
-        return out
-
-    def _memory_graph(self) -> MemoryGraphCache:
-        """This store's memory graph in RAM (memory_graph.py: exact across processes)."""
-        cache = self.__dict__.get("_memory_graph_cache")
-        if cache is None:
-            cache = self.__dict__["_memory_graph_cache"] = MemoryGraphCache()
-        return cast(MemoryGraphCache, cache)
-
-    def memory_edges_among(self, memory_ids: Sequence[str], min_weight: float = 0.0
-                           ) -> list[MemoryEdgeRow]:
-        """``(source, target, type, weight)`` of the edges whose two ends are among ``memory_ids``."""
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return []
-        held = self._memory_graph().edges_among(self.conn, ids, min_weight, self.read_stamp())
-        if held is not None:
-            return held
-        out: list[MemoryEdgeRow] = []
-        wanted = set(ids)
-        for part in batches(ids, MAX_VARS // 2):
-            marks = ",".join("?" * len(part))
-            for s, t, ty, w in self._rows(
-                    f"SELECT source, target, type, confidence FROM edges WHERE source IN ({marks}) AND confidence >= ?",
-                    [*part, min_weight]):
-                if t in wanted:
-                    out.append(MemoryEdgeRow(s, t, ty, float(w)))
-        return sorted(out, key=lambda e: (-e[3], e[0], e[1], e[2]))
-
-    def memory_edge_decay_rows(self) -> list[MemoryEdgeDecay]:
-        """``(edge id, type, weight, base weight, created_at, source used_at, target used_at)`` of every
-        memory-to-memory edge."""
-        return [MemoryEdgeDecay(r[0], r[1], float(r[2]), float(r[3] if r[3] is not None else r[2]), r[4], r[5], r[6])
-                for r in self._rows(
-                    "SELECT e.id, e.type, e.confidence, json_extract(e.properties, '$.w0'), e.created_at,"
-                    " a.used_at, b.used_at FROM edges e JOIN memories a ON a.id = e.source"
-                    " JOIN memories b ON b.id = e.target")]
-
-    def delete_memory_edges(self, filters: ScopeFilters, keep_types: Sequence[str] = ()) -> int:
-        """Delete the memory-to-memory edges of a scope (all memories without filters), except
-        those of ``keep_types``."""
-        where, params = _where(filters, True)
-        keep = "".join(" AND e.type != ?" for _ in keep_types)
-        return self.conn.execute(
-            f"DELETE FROM edges WHERE id IN (SELECT e.id FROM edges e JOIN memories m ON m.id = e.source"
-            f" JOIN memories b ON b.id = e.target WHERE {where}{keep})", [*params, *keep_types]).rowcount
-
-    def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
-        """Those of ``memory_ids`` that still have an edge."""
-        out: set[str] = set()
-        for part in batches(list(dict.fromkeys(memory_ids)), MAX_VARS // 2):
-            marks = ",".join("?" * len(part))
-            out |= {r[0] for r in self._rows(
-                f"SELECT source FROM edges WHERE source IN ({marks}) UNION SELECT target FROM edges"
-                f" WHERE target IN ({marks})", [*part, *part])}
         return out
 
     def memory_decay_rows(self) -> list[MemoryDecay]:
@@ -512,7 +391,7 @@ class MemorySqlMixin(ReadStampMixin, SqlHelpers):
 
     def memory_stats(self, filters: ScopeFilters) -> MemoryStats:
         """Counts of memories (live, archived) and of their edges by type, within a scope."""
-        where, params = _where(filters, True)
+        where, params = scope_where(filters, True)
         r = self.conn.execute(
             f"SELECT count(*), coalesce(sum(archived), 0) FROM memories m WHERE {where}", params).fetchone()
         by_type = {row[0]: row[1] for row in self._rows(
