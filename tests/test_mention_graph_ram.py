@@ -5,6 +5,7 @@ inside a write transaction SQL answers; read-only knowledge bases and point-in-t
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -220,3 +221,29 @@ def test_search_from_ram_ranks_as_search_from_sql(home: Path, monkeypatch: pytes
             assert _cache(kb).loads >= 1
             assert ram == sql
             assert all(ram)
+
+
+def test_a_search_looks_for_other_processes_commits_once(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside the search's read scope the held copies ask the file nothing: no mention statement, and fewer
+    ``PRAGMA data_version`` checks than the same search without the scope (one per read then)."""
+    monkeypatch.setattr(mention_graph, "LOAD_AFTER_READS", 0)
+    with _open(home) as kb:
+        conn = kb.store.conn  # type: ignore[attr-defined]
+
+        def traced() -> tuple[list[Any], list[str]]:
+            seen: list[str] = []
+            conn.set_trace_callback(seen.append)
+            try:
+                hits = kb.search("Who maintains the Tracker?", k=5, kinds=["chunk", "entity"]).hits
+            finally:
+                conn.set_trace_callback(None)
+            return [(h.id, h.score) for h in hits], seen
+
+        traced()  # loads what a search holds
+        hits, scoped = traced()
+        monkeypatch.setattr(kb.store, "read_scope", contextlib.nullcontext)
+        same, unscoped = traced()
+        assert hits and hits == same
+        assert not any("mention" in s for s in scoped)  # the walk read RAM
+        checks = [sum(s == "PRAGMA data_version" for s in seen) for seen in (scoped, unscoped)]
+        assert checks[0] < checks[1]
