@@ -179,6 +179,20 @@ def test_loaded_only_after_many_reads_at_one_stamp(home: Path, monkeypatch: pyte
         assert cache.loads == 1  # held while nothing changes
 
 
+def test_a_bigger_mention_table_is_read_longer_by_sql_first(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mention_graph, "LOAD_AFTER_READS", 1)
+    monkeypatch.setattr(mention_graph, "MENTIONS_PER_READ", 2)
+    with _open(home) as kb:
+        cache = _cache(kb)
+        top = kb.store.conn.execute("SELECT max(id) FROM mention_rows").fetchone()[0]  # type: ignore[attr-defined]
+        assert top // 2 > 1
+        for _ in range(top // 2):
+            kb.store.chunk_entities(["no-such-chunk"])
+        assert cache.loads == 0
+        kb.store.chunk_entities(["no-such-chunk"])
+        assert cache.loads == 1
+
+
 def test_too_many_mentions_are_not_held(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mention_graph, "LOAD_AFTER_READS", 0)
     monkeypatch.setattr(mention_graph, "MAX_HELD_MENTIONS", 3)

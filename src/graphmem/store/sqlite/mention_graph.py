@@ -1,15 +1,18 @@
 """The mention graph (entity <-> chunk) held in RAM per store (one connection): what a passage search's walk reads.
 
 A default search asks the store, round after round, which entities a passage mentions (``chunk_entities``),
-which passages an entity is in (``entities_chunks``) and in how many (``entity_chunk_counts``): about 25 small
-SQL statements per search, a quarter of its CPU on the 2Wiki knowledge base. Here the whole mention table is
+which passages an entity is in (``entities_chunks``) and in how many (``entity_chunk_counts``): about 19 such
+reads, 45 SQL statements, per search, a quarter of its CPU on the 2Wiki knowledge base. Here the whole mention table is
 read once (one statement) into per-chunk and per-entity lists and every such read is a few dict look-ups.
 
-When it is held (ingest-heavy work never pays for it): only after ``LOAD_AFTER_READS`` mention reads at one
-read stamp (``store/sqlite/read_stamp.py``: ``PRAGMA data_version`` + this connection's changes), i.e. a
-process that keeps searching a knowledge base nobody writes to (a server, an agent loop, a benchmark). Any
-write, by any process, moves the stamp: the copy is dropped and the count starts again. Inside a write
-transaction (no stamp: rows may still roll back) SQL answers.
+When it is held (ingest-heavy work never pays for it): once the mention reads SQL answered at one read stamp
+(``store/sqlite/read_stamp.py``: ``PRAGMA data_version`` + this connection's changes) have cost about what a
+load costs (the ski-rental rule: whatever a process does next, it pays at most twice what the better of the two
+choices would have cost): ``max(LOAD_AFTER_READS, mentions // MENTIONS_PER_READ)`` reads. On 2Wiki (71,864
+mentions) that is 718 reads, about 35 default searches; a load there costs ~160 ms CPU, a search saves ~4.7 ms.
+So a process that keeps searching a knowledge base nobody writes to (a server, an agent loop, a benchmark)
+holds it, and a CLI command never loads it. Any write, by any process, moves the stamp: the copy is dropped
+and the count starts again. Inside a write transaction (no stamp: rows may still roll back) SQL answers.
 
 Every answer is the SQL's, order included: chunk_entities lists a chunk's entities in the order of their first
 mention (the mention rows of a chunk are read off its index in rowid order); entities_chunks newest first by
@@ -25,12 +28,13 @@ from typing import Any
 
 from ..rows import ChunkOffset
 
-__all__ = ["MentionGraph", "MentionGraphCache", "LOAD_AFTER_READS", "MAX_HELD_MENTIONS"]
+__all__ = ["MentionGraph", "MentionGraphCache", "LOAD_AFTER_READS", "MENTIONS_PER_READ", "MAX_HELD_MENTIONS"]
 
-# Mention reads answered by SQL at one stamp before the graph is loaded. Loading 71,864 mentions (2Wiki, 9,530
-# passages) costs about what 25-40 searches save; a default search makes about 25 mention reads, so a process
-# that searches once or twice at one state of the file (a CLI command) never loads it.
+# Mention reads answered by SQL at one stamp before the graph is loaded: at least this many, and one per
+# MENTIONS_PER_READ mentions (a load costs ~2.2 us CPU per mention, an SQL mention read ~0.25 ms more than
+# one from RAM: 100 mentions' load is one read's saving).
 LOAD_AFTER_READS = 100
+MENTIONS_PER_READ = 100
 # Above this many mention rows the graph is not held (about 0.4 KB of RAM per mention; the SQL statements,
 # bounded per entity, serve).
 MAX_HELD_MENTIONS = 500_000
@@ -110,6 +114,7 @@ class MentionGraphCache:
         self._held: tuple[object, MentionGraph] | None = None  # (its stamp, the graph): one attribute, one read
         self._stamp: object = None  # the stamp the reads are being counted at
         self._reads = 0
+        self._top = 0  # the highest mention id at this stamp
         self._lock = threading.Lock()
         self.disabled = False
         self.loads = 0  # graphs loaded so far (tests and benchmarks read it)
@@ -125,8 +130,10 @@ class MentionGraphCache:
         with self._lock:
             if self._stamp != stamp:
                 self._stamp, self._reads, self._held = stamp, 0, None
+                # The highest mention id bounds the count (one index probe, once per stamp).
+                self._top = conn.execute("SELECT coalesce(max(id), 0) FROM mention_rows").fetchone()[0]
             self._reads += 1
-            if self._reads <= LOAD_AFTER_READS:
+            if self._reads <= (max(LOAD_AFTER_READS, self._top // MENTIONS_PER_READ) if LOAD_AFTER_READS else 0):
                 return None
             return self._load(conn, stamp)
 
