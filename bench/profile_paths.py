@@ -9,7 +9,8 @@
                                                             # default/dense/bm25/bfs x kinds
                                                             # chunk/entity: ids, scores, texts
 
-Run once per version (``PYTHONPATH=<other checkout>/src`` for the other one) and diff.
+Run once per version (``PYTHONPATH=<other checkout>/src`` for the other one) and diff. The profiles
+time CPU (``time.process_time``), not wall: on a shared machine a wall profile follows the others' load.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import pstats
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,7 +47,7 @@ def profile(data: Path, home: Path) -> None:
         # graph is loaded after ~35 default searches on 2Wiki): 50 other questions
         kb.search(q)
     qs = qs[:60]
-    pr = cProfile.Profile()
+    pr = cProfile.Profile(time.process_time)
     pr.enable()
     for q in qs:
         kb.search(q, k=10)
@@ -61,7 +63,7 @@ def profile(data: Path, home: Path) -> None:
             part = Path(tmp) / f"part{i}.json"
             part.write_text(json.dumps(corpus[i:i + 20]), encoding="utf-8")
             parts.append(part)
-        pr = cProfile.Profile()
+        pr = cProfile.Profile(time.process_time)
         pr.enable()
         for part in parts:
             kb.ingest_paths([part], extractor="offline")
