@@ -261,3 +261,18 @@ def test_a_search_looks_for_other_processes_commits_once(home: Path, monkeypatch
         assert not any("mention" in s for s in scoped)  # the walk read RAM
         checks = [sum(s == "PRAGMA data_version" for s in seen) for seen in (scoped, unscoped)]
         assert checks[0] < checks[1]
+
+
+def test_ingest_between_searches_never_loads_it(home: Path) -> None:
+    """With the shipped thresholds: each ingest moves the stamp, so searches in between stay on SQL."""
+    with _open(home) as kb:
+        for i in range(12):
+            kb.ingest_with_content(f"n{i}", f"Note {i}", f"s{i}", f"Bob maintains the Tracker, note {i}.",
+                                   [ENTITIES[3], ENTITIES[4]], [])
+            for _ in range(3):
+                assert kb.search("Who maintains the Tracker?", k=5).hits
+        assert _cache(kb).loads == 0
+        # ...while a process that keeps searching one state loads it once
+        for _ in range(mention_graph.LOAD_AFTER_READS):
+            kb.search("Who maintains the Tracker?", k=5)
+        assert _cache(kb).loads == 1
