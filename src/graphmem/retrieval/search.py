@@ -112,7 +112,7 @@ def search(
     kinds = _check(query, kinds, k, config)
     cfg = _resolve(ctx, strategy, preset, config)
     # One search sees one state of what the store holds in RAM (the mention graph, vector indexes):
-    # other processes' commits are looked for once, at its start, not before each of its ~25 reads.
+    # other processes' commits are looked for once, at its start, not before each of its ~19 mention reads.
     with ctx.store.read_scope():
         return _search(ctx, query, kinds, k, cfg, as_context, token_budget, with_subgraph)
 

@@ -250,7 +250,8 @@ class EvidenceSqlMixin(ReadStampMixin, SqlHelpers):
         Kept between calls until the next write to the file (this connection's or another's):
         a search's walk asks for the same hub entities query after query, and counting a hub's
         passages reads all its mentions. Inside a write transaction nothing is kept: a rollback
-        leaves ``total_changes`` where the rolled-back rows put it, so the key would not move."""
+        leaves ``total_changes`` where the rolled-back rows put it, so the key would not move.
+        From the mention graph in RAM when it is held (mention_graph.py), as the three mention reads."""
         held = self._held_mentions()
         if held is not None:
             return {n: c for n in set(node_ids) if (c := held.count(n))}
@@ -353,8 +354,10 @@ class EvidenceSqlMixin(ReadStampMixin, SqlHelpers):
         return [r[0] for r in rows]
 
     def chunk_entities(self, chunk_ids: Iterable[str]) -> dict[str, list[str]]:
-        """Distinct entities mentioned in each chunk."""
+        """Distinct entities mentioned in each chunk, in the order of their first mention."""
         ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
         held = self._held_mentions()
         if held is not None:
             return {c: got for c in ids if (got := held.entities_of(c))}
