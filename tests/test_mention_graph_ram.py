@@ -276,3 +276,32 @@ def test_ingest_between_searches_never_loads_it(home: Path) -> None:
         for _ in range(mention_graph.LOAD_AFTER_READS):
             kb.search("Who maintains the Tracker?", k=5)
         assert _cache(kb).loads == 1
+
+
+def test_a_mention_of_a_missing_chunk_is_read_as_sql_reads_it(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mention row left without its chunk (written with foreign keys off, by another tool): counted, as SQL
+    counts it, but no passage of the entity."""
+    import sqlite3
+
+    raw = sqlite3.connect(home / "graph.db")
+    bob = raw.execute("SELECT id FROM nodes WHERE name = 'Bob'").fetchone()[0]
+    raw.execute('INSERT INTO mention_rows (node_id, chunk, start, "end") VALUES (?, 999999, 0, 3)', (bob,))
+    raw.commit()
+    raw.close()
+    with _open(home) as kb:
+        ram = _assert_ram_equals_sql(kb, monkeypatch)
+        assert ram["counts"][bob] == len(ram["recent_99"][bob]) + 1
+
+
+def test_threads_sharing_a_store_load_it_once_and_rank_alike(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    queries = ["Who maintains the Tracker?", "What does the Dispatch Service depend on?", "Postgres café"] * 8
+    with _open(home) as kb:
+        monkeypatch.setattr(mention_graph, "LOAD_AFTER_READS", 10**9)
+        by_sql = [[(h.id, h.score) for h in kb.search(q, k=5).hits] for q in queries]
+        monkeypatch.setattr(mention_graph, "LOAD_AFTER_READS", 0)
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda q: [(h.id, h.score) for h in kb.search(q, k=5).hits], queries))
+        assert got == by_sql and all(got)
+        assert _cache(kb).loads == 1

@@ -95,8 +95,9 @@ class MentionGraph:
         got = self._recent.get(node_id)
         if got is None:
             chunk = self._chunk
+            # A mention whose chunk row is gone (written with foreign keys off) is no passage, as in the SQL's join.
             pairs = sorted(((-newest, key, first) for key, (newest, first) in self._by_node.get(node_id, {}).items()
-                            if chunk[key][1]))
+                            if key in chunk and chunk[key][1]))
             got = self._recent[node_id] = [ChunkOffset(chunk[key][0], first) for _, key, first in pairs]
         return got
 
@@ -128,6 +129,9 @@ class MentionGraphCache:
         if held is not None and held[0] == stamp:
             return held[1]
         with self._lock:
+            held = self._held  # another thread may have loaded it while this one waited
+            if held is not None and held[0] == stamp:
+                return held[1]
             if self._stamp != stamp:
                 self._stamp, self._reads, self._held = stamp, 0, None
                 # The highest mention id bounds the count (one index probe, once per stamp).
