@@ -306,10 +306,12 @@ def _expand(ctx: Context, r: Round, cfg: PassageConfig) -> None:
 # -- 3. rerank ------------------------------------------------------------------------------------
 
 def combine(cfg: PassageConfig, fused: Mapping[str, float], ids: list[str], dense_s: Mapping[str, float],
-            lex_s: Mapping[str, float], graph_s: Mapping[str, float], relevance: Mapping[str, float]
-            ) -> list[tuple[str, float, dict[str, float]]]:
+            lex_s: Mapping[str, float], graph_s: Mapping[str, float], relevance: Mapping[str, float],
+            gamma: float | None = None) -> list[tuple[str, float, dict[str, float]]]:
     """``(alpha*dense + beta*lexical + gamma*graph) * relevance``, each part normalised by its
-    maximum ("weighted") or ``1 / (rerank_k + rank)`` ("rrf"); best first."""
+    maximum ("weighted") or ``1 / (rerank_k + rank)`` ("rrf"); best first. ``gamma``: instead of
+    ``cfg.gamma`` (the ranking without the graph takes 0; a config copy per round cost more)."""
+    gamma = cfg.gamma if gamma is None else gamma
     d, lx, g = max_normalise(dense_s), max_normalise(lex_s), max_normalise(graph_s)
     ranks: list[dict[str, int]] = []
     if cfg.rerank == "rrf":  # ranks instead of magnitudes: a strong second-hop signal counts
@@ -319,11 +321,11 @@ def combine(cfg: PassageConfig, fused: Mapping[str, float], ids: list[str], dens
         parts = {"dense": d.get(i, 0.0), "lexical": lx.get(i, 0.0), "graph": g.get(i, 0.0),
                  "relevance": relevance.get(i, 1.0)}
         if cfg.rerank == "rrf":
-            score = sum(w / (cfg.rerank_k + rk[i]) for w, rk in zip((cfg.alpha, cfg.beta, cfg.gamma), ranks)
+            score = sum(w / (cfg.rerank_k + rk[i]) for w, rk in zip((cfg.alpha, cfg.beta, gamma), ranks)
                         if i in rk)
         else:
-            score = weighted_score(parts, (("dense", cfg.alpha), ("lexical", cfg.beta), ("graph", cfg.gamma)))
-        if cfg.alpha == cfg.beta == cfg.gamma == 0.0:  # pure fusion preset (e.g. rrf)
+            score = weighted_score(parts, (("dense", cfg.alpha), ("lexical", cfg.beta), ("graph", gamma)))
+        if cfg.alpha == cfg.beta == gamma == 0.0:  # pure fusion preset (e.g. rrf)
             score = fused.get(i, 0.0)
         out.append((i, score * parts["relevance"], parts))
     return sorted(out, key=lambda t: (-t[1], t[0]))
@@ -384,7 +386,7 @@ def _chunk_hits(ctx: Context, r: Round, cfg: PassageConfig, chunk_cands: list[st
     ranked = combine(cfg, r.fused, chunk_cands, dsim, blex, gs, {})
     moves: dict[str, str] = {}
     if gs:
-        first = [c for c, _, _ in combine(cfg.replace(gamma=0.0), r.fused, chunk_cands, dsim, blex, {}, {})
+        first = [c for c, _, _ in combine(cfg, r.fused, chunk_cands, dsim, blex, {}, {}, gamma=0.0)
                  if c in r.fused]
         ranked = gate(ranked, first, protected(cfg, r, first))
         moves = graph_moves([c for c, _, _ in ranked], first)

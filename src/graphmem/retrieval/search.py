@@ -111,6 +111,14 @@ def search(
     build their own)."""
     kinds = _check(query, kinds, k, config)
     cfg = _resolve(ctx, strategy, preset, config)
+    # One search sees one state of what the store holds in RAM (the mention graph, vector indexes):
+    # other processes' commits are looked for once, at its start, not before each of its ~19 mention reads.
+    with ctx.store.read_scope():
+        return _search(ctx, query, kinds, k, cfg, as_context, token_budget, with_subgraph)
+
+
+def _search(ctx: Context, query: str, kinds: list[str], k: int, cfg: PassageConfig, as_context: bool,
+            token_budget: int, with_subgraph: bool) -> SearchResult:
     t0 = time.perf_counter()
     want = max(k * (5 if "document" in kinds else 1), cfg.max_candidates)
     # Text and citations only for the hits a caller can get: the best k of each kind, unless

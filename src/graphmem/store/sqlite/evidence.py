@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from ...errors import BackendError
 from ...models import Mention, Provenance
 from ..rows import ChunkOffset, Claim, DocVersion, NodeDocuments, PruneResult
+from .mention_graph import MentionGraph, MentionGraphCache
+from .read_stamp import ReadStampMixin
 from .sqlbase import SqlHelpers, batches, edge_from_row, marks
 
 __all__ = ["EvidenceSqlMixin"]
@@ -31,7 +34,7 @@ _PROV_COLS = ('p.id, p.item_kind, p.item_id, p.doc_id, p.version, p.chunk_id, p.
 _COUNT_CACHE_MAX = 200_000
 
 
-class EvidenceSqlMixin(SqlHelpers):
+class EvidenceSqlMixin(ReadStampMixin, SqlHelpers):
     """Provenance and mentions."""
 
     _count_cache: tuple[tuple[int, int] | None, dict[str, int]] = (None, {})
@@ -184,6 +187,17 @@ class EvidenceSqlMixin(SqlHelpers):
 
     # -- mentions --------------------------------------------------------------------------------
 
+    def _mention_cache(self) -> MentionGraphCache:
+        """This store's holder of the mention graph (mention_graph.py)."""
+        cache = self.__dict__.get("_mention_graph_cache")
+        if cache is None:
+            cache = self.__dict__["_mention_graph_cache"] = MentionGraphCache()
+        return cast(MentionGraphCache, cache)
+
+    def _held_mentions(self) -> MentionGraph | None:
+        """The mention graph in RAM when this process keeps reading one state of the file, else None (SQL)."""
+        return self._mention_cache().get(self.conn, self.read_stamp())
+
     def insert_mentions(self, mentions: Sequence[Mention]) -> None:
         """Record entity occurrences in chunks (stored naming the chunk by its key: the ``mentions`` view shows
         its id, document and version)."""
@@ -235,12 +249,21 @@ class EvidenceSqlMixin(SqlHelpers):
 
         Kept between calls until the next write to the file (this connection's or another's):
         a search's walk asks for the same hub entities query after query, and counting a hub's
-        passages reads all its mentions."""
+        passages reads all its mentions. Inside a write transaction nothing is kept: a rollback
+        leaves ``total_changes`` where the rolled-back rows put it, so the key would not move.
+        From the mention graph in RAM when it is held (mention_graph.py), as the three mention reads."""
+        held = self._held_mentions()
+        if held is not None:
+            return {n: c for n in set(node_ids) if (c := held.count(n))}
+        ids = set(node_ids)
+        if self.conn.in_transaction:
+            got = self._map_in("SELECT node_id, count(DISTINCT chunk) FROM mention_rows WHERE node_id IN ({ids})"
+                               " GROUP BY node_id", ids)
+            return {n: got[n] for n in ids if got.get(n)}
         key = (self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
         if self._count_cache[0] != key:
             self._count_cache = (key, {})
         cache = self._count_cache[1]
-        ids = set(node_ids)
         missing = ids - cache.keys()
         if missing:
             got = self._map_in("SELECT node_id, count(DISTINCT chunk) FROM mention_rows WHERE node_id IN ({ids})"
@@ -261,6 +284,9 @@ class EvidenceSqlMixin(SqlHelpers):
         ids = list(dict.fromkeys(node_ids))
         if limit_per_node <= 0 or not ids:
             return {}
+        held = self._held_mentions()
+        if held is not None:
+            return {n: got[:limit_per_node] for n in ids if (got := held.recent(n))}
         # Without old versions every chunk is a latest one: the join to documents is skipped.
         latest = (" JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.is_latest = 1"
                   if self._old_chunk_count() else "")
@@ -328,8 +354,13 @@ class EvidenceSqlMixin(SqlHelpers):
         return [r[0] for r in rows]
 
     def chunk_entities(self, chunk_ids: Iterable[str]) -> dict[str, list[str]]:
-        """Distinct entities mentioned in each chunk."""
+        """Distinct entities mentioned in each chunk, in the order of their first mention."""
         ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        held = self._held_mentions()
+        if held is not None:
+            return {c: got for c in ids if (got := held.entities_of(c))}
         out: dict[str, list[str]] = {}
         for part in batches(ids):
             for r in self._rows(
