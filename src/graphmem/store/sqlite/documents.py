@@ -316,14 +316,23 @@ class DocumentSqlMixin(SqlHelpers):
         """BM25 (higher is better) of every chunk matching ``expr`` by row id, or None when more
         than _ALL_MATCHES_MAX match. One match serves a whole search: the seeding takes its
         head, the rerank the scores of its candidates (a second match cost as much as the first).
-        Kept until the next write or another expression."""
-        key = (expr, title_weight, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
-        if self._scores_memo[0] != key:
+        Kept until the next write or another expression; never kept from inside a write transaction (a
+        rollback does not move ``total_changes`` back, so the key could not tell its rows are gone)."""
+        key = self._scores_key(expr, title_weight)
+        if key is None or self._scores_memo[0] != key:
             rows = self.conn.execute(f"SELECT rowid, -bm25(chunks_fts, 1.0, {title_weight}) FROM chunks_fts"
                                      " WHERE chunks_fts MATCH ? LIMIT ?", (expr, _ALL_MATCHES_MAX + 1)).fetchall()
             got = None if len(rows) > _ALL_MATCHES_MAX else {r[0]: float(r[1]) for r in rows}
+            if key is None:
+                return got
             self._scores_memo = (key, got)
         return self._scores_memo[1]
+
+    def _scores_key(self, expr: str, title_weight: float) -> tuple[str, float, int, int] | None:
+        """What the kept scores are valid for; None inside a transaction (nothing is kept or served there)."""
+        if self.conn.in_transaction:
+            return None
+        return (expr, title_weight, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     def chunk_fts_expr(self, text: str) -> str | None:
         """The FTS5 expression for ``text`` over chunks (escaped; corpus-wide words pruned)."""
@@ -344,8 +353,8 @@ class DocumentSqlMixin(SqlHelpers):
         if fts_expr is None:
             return out
         w = _weight(title_weight)
-        key = (fts_expr, w, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
-        scores = self._scores_memo[1] if self._scores_memo[0] == key else None
+        key = self._scores_key(fts_expr, w)
+        scores = self._scores_memo[1] if key is not None and self._scores_memo[0] == key else None
         if scores is not None:  # the match of this expression is at hand: no second one
             for part in batches(list(dict.fromkeys(chunk_ids))):
                 for r in self._rows(f"SELECT chunk_id, id FROM chunks WHERE chunk_id IN ({marks(len(part))})", part):
