@@ -32,18 +32,39 @@ def regenerate(core: WikiCore, label: str | None = None, skip: set[str] | frozen
     total: dict[str, Any] = {"pages": 0, "documents": 0, "failed": []}
     done: set[str] = set(skip)
     budget = [MAX_FAILED_ATTEMPTS]
+    relinks = _Relinks()
     while True:
         keys = [k for k in store.wiki_dirty(FLUSH_KEYS + len(done)) if k not in done][:FLUSH_KEYS]
         if not keys:
             return total
         done.update(keys)
-        _apply_keys(core, keys, label, done, total, budget)
+        # The summaries the previous round marked (and nothing else): only the pages that round
+        # can have changed are rendered again (see generate.relink_scope).
+        created = relinks.created if relinks.complete and set(keys) <= relinks.marked else None
+        relinks = _Relinks()
+        _apply_keys(core, keys, label, done, total, budget, relinks, created)
+
+
+class _Relinks:
+    """What the rounds of one pass marked for the next: the summaries, the entities whose new
+    pages they now link; ``complete`` is False when a round moved pages (its marks then include
+    pages linking a renamed one, which are rendered in full)."""
+
+    def __init__(self) -> None:
+        self.marked: set[str] = set()
+        self.created: set[str] = set()
+        self.complete = True
+
+    def note(self, info: dict[str, Any]) -> None:
+        self.marked.update(info["relink"])
+        self.created.update(info["created"])
+        self.complete = self.complete and not info["moved"]
 
 
 def _apply_keys(core: WikiCore, keys: list[str], label: str | None, done: set[str], total: dict[str, Any],
-                budget: list[int]) -> None:
+                budget: list[int], relinks: _Relinks, created: set[str] | None) -> None:
     try:
-        plan = core.apply(lambda: _make_plan(core, keys, label))
+        plan = core.apply(lambda: _make_plan(core, keys, label, created))
     except StoreBusy:
         raise
     except GraphmemError as exc:
@@ -52,18 +73,19 @@ def _apply_keys(core: WikiCore, keys: list[str], label: str | None, done: set[st
             total["failed"] += [{"key": k, "error": str(exc)} for k in keys]
             return
         half = len(keys) // 2
-        _apply_keys(core, keys[:half], label, done, total, budget)
-        _apply_keys(core, keys[half:], label, done, total, budget)
+        _apply_keys(core, keys[:half], label, done, total, budget, relinks, created)
+        _apply_keys(core, keys[half:], label, done, total, budget, relinks, created)
         return
+    relinks.note(plan.info)
     # Entities a document brought along are up to date now: a later chunk skips them.
     done.update(plan.clear_dirty)
     total["pages"] += len(plan.saved)
     total["documents"] += len(plan.info.get("documents", []))
 
 
-def _make_plan(core: WikiCore, keys: list[str], label: str | None) -> Plan:
+def _make_plan(core: WikiCore, keys: list[str], label: str | None, created: set[str] | None) -> Plan:
     store = core.ctx.store
-    plan = plan_auto_pages(core, keys, core.ctx.now())
+    plan = plan_auto_pages(core, keys, core.ctx.now(), sorted(created) if created is not None else None)
     # Unmark the entities a document brought along too, so a later chunk does not render them again.
     plan.clear_dirty = sorted(set(keys) | set(plan.info["subjects"]))
     if plan.info["relink"]:

@@ -1,0 +1,79 @@
+"""Which entities a round of generated pages renders a page for.
+
+Most names a batch touches get no page (:func:`pageless`, found with a few bulk reads). When a
+batch gives entities their first page, the summaries of older documents that name them are marked
+and regenerated in a second round (they link the new pages now). Those documents bring their
+other entities along; the round renders only the pages among them whose bytes can change
+(:func:`relink_scope`), instead of every one (tests/test_wiki_relink_scope.py compares the two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from ..models import Edge, Node
+from ..store.rows import Claim
+from ..text import normalize_name
+from .subjects import DOC, ENT
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["labelled", "pageless", "relink_scope"]
+
+
+def relink_scope(store: Store, ent_ids: Sequence[str], explicit: set[str],
+                 per_doc: dict[str, tuple[list[Claim], list[str], list[Edge]]], created: Iterable[str]) -> set[str]:
+    """The entities of a relink round (summaries of older documents that now link the pages of
+    ``created``, made by the round before) whose existing pages keep their bytes: they are left out.
+
+    Such a round re-renders summaries whose documents a new page lists. An entity page these
+    documents bring along reads, from the store, its own relations, documents and conflicts
+    (unchanged since its last rendering: anything that changes them marks the entity itself), the
+    slugs of the entities and documents it names, and the summaries that link to it ("See also").
+    What the round before changed that such a page shows is therefore: a new page for one of its
+    neighbours (a name that becomes a link; any edge between them counts, whether shown or not),
+    or a summary of this round that starts to link it (its "See also"; a summary here links an
+    entity exactly when the entity has a page, and the stored links of the summary say whether it
+    did before). Every other page with a page already keeps its bytes; entities without a page
+    still go through the usual checks (a page is made where one is due). Entities marked
+    themselves (``explicit``) are always rendered."""
+    slugs = store.subject_slugs([ENT + n for n in ent_ids] + [DOC + d for d in per_doc])
+    with_page = {n for n in ent_ids if ENT + n in slugs} - explicit
+    if not with_page:
+        return set()
+    changing = {x for e in store.edges_of(created) for x in (e.source, e.target)}
+    for doc_id, (claims, ents, dropped) in per_doc.items():
+        summary = slugs.get(DOC + doc_id)
+        linked = {ln.target for ln in store.page_links_of(summary)} if summary else set()
+        named = [*ents, *(x for e, _ in claims for x in (e.source, e.target)),
+                 *(x for e in dropped for x in (e.source, e.target))]
+        changing.update(n for n in named if n in with_page and slugs[ENT + n] not in linked)
+    return with_page - changing
+
+
+def labelled(store: Store, node_ids: Iterable[str]) -> dict[str, Node]:
+    """Entities with their name and type only (no aliases or properties: a name shown as text, a
+    summary's entity line, the checks of :func:`pageless`)."""
+    return {n: Node(n, "entity", name, type_) for n, (name, type_) in store.node_labels(node_ids).items()}
+
+
+def pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_docs: int) -> set[str]:
+    """The entities of ``ent_ids`` that get no page now, found with a few bulk reads instead of
+    reading each one's relations and documents: no page yet, fewer evidence records than
+    ``min_docs`` (so fewer documents), no relation, and no page a person wrote under its name.
+    Most names a batch touches are such (named once, nothing linked); the others are decided
+    one by one as before."""
+    with_page = store.subject_slugs(ENT + n for n in ent_ids)
+    fresh = [n for n in ent_ids if ENT + n not in with_page]
+    if not fresh:
+        return set()
+    counts = store.count_provenance("node", fresh)
+    few = [n for n in fresh if counts.get(n, 0) < min_docs]
+    if not few:
+        return set()
+    linked = {x for e in store.edges_of(few) for x in (e.source, e.target)}
+    alone = [n for n in few if n not in linked]
+    written = store.find_pages("entity", {normalize_name(nodes[n].name) for n in alone})
+    return {n for n in alone if (p := written.get(normalize_name(nodes[n].name))) is None or p.subject is not None}
