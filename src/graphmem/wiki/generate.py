@@ -36,7 +36,7 @@ from ..text import content_hash, normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
 from .markdown import dump_front_matter, parse_page, replace_generated, split_front_matter
-from .scope import labelled, relink_scope
+from .scope import LastRound, labelled, relink_scope
 from .scope import pageless as find_pageless
 from .slugs import fallback_slug, page_path, slugify
 from .subjects import DOC, ENT
@@ -158,13 +158,13 @@ def _allocate(store: Store, wiki_dir: Any, category: str, base: str, planned: se
     return slug
 
 
-def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: Iterable[str] | None = None) -> Plan:
+def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: LastRound | None = None) -> Plan:
     """The page writes that bring the generated pages of ``keys`` up to date (call inside the
     transaction that applies them).
 
-    ``relink_of``: ``keys`` are the summaries a round just marked because it made pages for these
-    entities (``plan.info["relink"]`` and ``["created"]``): the entity pages those documents
-    bring along are then rendered only where their bytes can change (:func:`relink_scope`)."""
+    ``relink_of``: ``keys`` are the summaries the round it describes marked because it made new
+    pages (``plan.info["relink"]``, ``["created"]``, ``["rendered"]``): the entity pages those
+    documents bring along are then rendered only where their bytes can change (:func:`relink_scope`)."""
     store = core.ctx.store
     cfg = core.ctx.config.wiki
     max_rel, max_docs = cfg.max_relations, cfg.max_documents
@@ -314,7 +314,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: It
     relink = {DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
               for d, _ in per_ent[s[len(ENT):]][2]} - {DOC + d for d in doc_ids}
     # Pages that now exist for the first time (or are adopted): their neighbours' pages name them.
-    created = sorted(s[len(ENT):] for s, _, _ in targets if s.startswith(ENT) and s not in existing)
+    created = {s[len(ENT):]: sorted(d for d, _ in per_ent[s[len(ENT):]][2]) for s, _, _ in targets
+               if s.startswith(ENT) and s not in existing}
     # Generated pages outside this batch that link a renamed page are re-rendered with its new slug.
     for old in moved:
         linking = store.slug_subjects(src for src, _ in store.page_backlinks(old, max_back))
@@ -322,7 +323,8 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: It
     plan.info = {"summary": sum(1 for w in plan.writes if w.category == "summary" and w.subject),
                  "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
                  "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": sorted(relink),
-                 "created": created, "moved": bool(moved)}
+                 "created": created, "rendered": sorted(s[len(ENT):] for s, _, _ in targets if s.startswith(ENT)),
+                 "moved": bool(moved)}
     return plan
 
 

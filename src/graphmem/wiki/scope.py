@@ -10,6 +10,7 @@ other entities along; the round renders only the pages among them whose bytes ca
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..models import Edge, Node
@@ -20,36 +21,55 @@ from .subjects import DOC, ENT
 if TYPE_CHECKING:
     from ..store import Store
 
-__all__ = ["labelled", "pageless", "relink_scope"]
+__all__ = ["LastRound", "labelled", "pageless", "relink_scope"]
+
+
+@dataclass
+class LastRound:
+    """What the round before a relink round did (it marked the round's summaries).
+
+    ``created``: the entities it gave a page for the first time (or whose hand-written page it
+    adopted), each with the documents its page lists; ``rendered``: every entity whose page it
+    rendered, from the store as that round left it, with the slugs it allocated (None when
+    several rounds marked the summaries: an earlier one did not know a later one's slugs)."""
+
+    created: dict[str, set[str]] = field(default_factory=dict)
+    rendered: set[str] | None = None
 
 
 def relink_scope(store: Store, ent_ids: Sequence[str], explicit: set[str],
-                 per_doc: dict[str, tuple[list[Claim], list[str], list[Edge]]], created: Iterable[str]) -> set[str]:
-    """The entities of a relink round (summaries of older documents that now link the pages of
-    ``created``, made by the round before) whose existing pages keep their bytes: they are left out.
+                 per_doc: dict[str, tuple[list[Claim], list[str], list[Edge]]], last: LastRound) -> set[str]:
+    """The entities of a relink round whose existing pages keep their bytes: they are left out.
 
     Such a round re-renders summaries whose documents a new page lists. An entity page these
     documents bring along reads, from the store, its own relations, documents and conflicts
     (unchanged since its last rendering: anything that changes them marks the entity itself), the
     slugs of the entities and documents it names, and the summaries that link to it ("See also").
-    What the round before changed that such a page shows is therefore: a new page for one of its
-    neighbours (a name that becomes a link; any edge between them counts, whether shown or not),
-    or a summary of this round that starts to link it (its "See also"; a summary here links an
-    entity exactly when the entity has a page, and the stored links of the summary say whether it
-    did before). Every other page with a page already keeps its bytes; entities without a page
-    still go through the usual checks (a page is made where one is due). Entities marked
-    themselves (``explicit``) are always rendered."""
+    What the round before changed that such a page shows is therefore:
+
+    * a new page for one of its neighbours (a name that becomes a link; any edge between them
+      counts, shown or not), unless that round rendered the page itself, knowing the new slugs;
+    * a summary of this round that starts to link it: a summary links an entity exactly when the
+      entity has a page, and its stored links say whether it did before; it then joins the
+      entity's "See also" unless the entity's page lists its document (known for the new pages).
+
+    Every other page that exists keeps its bytes. Entities without a page still go through the
+    usual checks (a page is made where one is due); entities marked themselves (``explicit``) are
+    always rendered."""
     slugs = store.subject_slugs([ENT + n for n in ent_ids] + [DOC + d for d in per_doc])
     with_page = {n for n in ent_ids if ENT + n in slugs} - explicit
     if not with_page:
         return set()
-    changing = {x for e in store.edges_of(created) for x in (e.source, e.target)}
+    changing = {x for e in store.edges_of(last.created) for x in (e.source, e.target)}
+    if last.rendered is not None:
+        changing -= last.rendered
     for doc_id, (claims, ents, dropped) in per_doc.items():
         summary = slugs.get(DOC + doc_id)
         linked = {ln.target for ln in store.page_links_of(summary)} if summary else set()
         named = [*ents, *(x for e, _ in claims for x in (e.source, e.target)),
                  *(x for e in dropped for x in (e.source, e.target))]
-        changing.update(n for n in named if n in with_page and slugs[ENT + n] not in linked)
+        changing.update(n for n in named if n in with_page and slugs[ENT + n] not in linked
+                        and doc_id not in last.created.get(n, ()))
     return with_page - changing
 
 
