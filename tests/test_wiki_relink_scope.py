@@ -149,3 +149,37 @@ def test_scope_keeps_a_page_whose_see_also_gains_an_older_summary(tmp_path: Path
     assert full[-2]["files"]["entity/zurich.md"] != full[-1]["files"]["entity/zurich.md"]
     scoped = _see_also_run(tmp_path, True, monkeypatch)
     assert scoped == full
+
+
+def _neighbour_run(tmp: Path, restricted: bool, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """An entity page that is deleted by hand while a note takes its name comes back under another
+    slug when a later batch names the entity: its neighbour's page (which links the old slug) is
+    not in that batch, and is re-rendered by the relink round through the summary both share."""
+    if not restricted:
+        monkeypatch.setattr(generate, "relink_scope", lambda *a, **k: set())
+    frozen = datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
+    shutil.rmtree(tmp / "kb", ignore_errors=True)
+    kb = graphmem.open(tmp / "kb", config={"embeddings": {"model": "none"}}, clock=lambda: frozen)
+    states = []
+    try:
+        for n, text in enumerate(["Ada Lovelace uses Babbage Engine.", "The note mentions Babbage Engine."]):
+            if n == 1:
+                kb.wiki.delete_page(slug="babbage-engine")
+                kb.wiki.write_page("note", "Babbage Engine", "A note of mine that takes the name.\n")
+            part = tmp / f"neighbour-{n}.json"
+            part.write_text(json.dumps([{"title": f"Log {n + 1}", "text": text}]), encoding="utf-8")
+            kb.ingest_paths([part], extractor="offline")
+            states.append(_digest(kb))
+    finally:
+        kb.close()
+        monkeypatch.undo()
+    return states
+
+
+def test_scope_keeps_the_neighbour_of_a_page_made_late(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    full = _neighbour_run(tmp_path, False, monkeypatch)
+    ada = (tmp_path / "kb" / "wiki" / "entity" / "ada-lovelace.md").read_text(encoding="utf-8")
+    assert "[[babbage-engine-2]]" in ada  # the entity's page under its new slug
+    assert full[0]["files"]["entity/ada-lovelace.md"] != full[1]["files"]["entity/ada-lovelace.md"]
+    scoped = _neighbour_run(tmp_path, True, monkeypatch)
+    assert scoped == full
