@@ -24,6 +24,7 @@ stops changing once it is full (unchanged pages are not rewritten at all).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ def _quote(text: str, n: int = 160) -> str:
     return "“" + (one if len(one) <= n else one[: n - 1] + "…") + "”"
 
 
+@functools.lru_cache(maxsize=65536)  # names and types repeat across a batch's pages
 def _md(text: str) -> str:
     """A name as plain markdown text (no accidental links or emphasis)."""
     return " ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]").replace("*", "\\*")
