@@ -194,17 +194,19 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
         ent_ids += ents + [x for e, _ in claims for x in (e.source, e.target)]
         ent_ids += [x for e in dropped for x in (e.source, e.target)]
     ent_ids = list(dict.fromkeys(ent_ids))
-    kept = (relink_scope(store, ent_ids, explicit, per_doc, relink_of) if relink_of is not None
-            else set())
 
     # -- entities: bounded relations, documents, conflicts -------------------------------------------
     # Most of a batch's entities get no page: a summary lists them by name and type only, so
     # full nodes (aliases, properties) are read for the others alone.
     ctx.nodes = labelled(store, ent_ids)
     ent_ids = [n for n in ent_ids if n in ctx.nodes]
+    # Which of them and of the documents have a page: one read for the checks below and the links.
+    known = store.subject_slugs([DOC + d for d in doc_ids] + [ENT + n for n in ent_ids])
+    kept = (relink_scope(store, ent_ids, explicit, per_doc, relink_of, known) if relink_of is not None
+            else set())
     per_ent: dict[str, tuple[list[Edge], bool, list[DocVersion], bool, list[Edge]]] = {}
     others: set[str] = set()
-    pageless = find_pageless(store, ent_ids, ctx.nodes, min_docs) | kept
+    pageless = find_pageless(store, ent_ids, ctx.nodes, min_docs, known) | kept
     ctx.nodes.update(store.get_nodes(n for n in ent_ids if n not in pageless))
     for nid in ent_ids:
         if nid in pageless:
@@ -217,7 +219,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
         conflicts = store.edges_of_types(nid, sorted(opposite), 2 * max_rel) if out else []
         per_ent[nid] = (rels, more_rels, ds, more_docs, conflicts)
         others.update(x for e in rels + conflicts for x in (e.source, e.target))
-    ctx.slugs = store.subject_slugs([DOC + d for d in doc_ids] + [ENT + n for n in set(ctx.nodes) | others])
+    ctx.slugs = {**known, **store.subject_slugs(ENT + n for n in others - set(ent_ids))}
     # Names are needed only for the ends that are shown as text (no page to link to).
     missing = {n for n in others - set(ctx.nodes) if ENT + n not in ctx.slugs}
     if missing:
@@ -230,7 +232,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
     # reads the same when its documents are regenerated one at a time or together.
     ctx.prov = store.first_provenance("edge", edge_ids)
     ref_docs = set(doc_ids) | {p.doc_id for p in ctx.prov.values()} | {d for v in per_ent.values() for d, _ in v[2]}
-    ctx.docs = store.latest_documents(ref_docs)
+    ctx.docs = {**docs, **store.latest_documents(ref_docs - set(doc_ids))}
 
     # -- slugs: existing pages by subject, new ones allocated ------------------------------------------
     ctx.slugs.update(store.subject_slugs([DOC + d for d in ref_docs if DOC + d not in ctx.slugs]))

@@ -38,7 +38,8 @@ class LastRound:
 
 
 def relink_scope(store: Store, ent_ids: Sequence[str], explicit: set[str],
-                 per_doc: dict[str, tuple[list[Claim], list[str], list[Edge]]], last: LastRound) -> set[str]:
+                 per_doc: dict[str, tuple[list[Claim], list[str], list[Edge]]], last: LastRound,
+                 slugs: dict[str, str]) -> set[str]:
     """The entities of a relink round whose existing pages keep their bytes: they are left out.
 
     Such a round re-renders summaries whose documents a new page lists. An entity page these
@@ -55,8 +56,7 @@ def relink_scope(store: Store, ent_ids: Sequence[str], explicit: set[str],
 
     Every other page that exists keeps its bytes. Entities without a page still go through the
     usual checks (a page is made where one is due); entities marked themselves (``explicit``) are
-    always rendered."""
-    slugs = store.subject_slugs([ENT + n for n in ent_ids] + [DOC + d for d in per_doc])
+    always rendered. ``slugs``: the slugs of the pages of ``ent_ids`` and of the documents (by subject)."""
     with_page = {n for n in ent_ids if ENT + n in slugs} - explicit
     if not with_page:
         return set()
@@ -79,13 +79,13 @@ def labelled(store: Store, node_ids: Iterable[str]) -> dict[str, Node]:
     return {n: Node(n, "entity", name, type_) for n, (name, type_) in store.node_labels(node_ids).items()}
 
 
-def pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_docs: int) -> set[str]:
+def pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_docs: int,
+             with_page: dict[str, str]) -> set[str]:
     """The entities of ``ent_ids`` that get no page now, found with a few bulk reads instead of
     reading each one's relations and documents: no page yet, fewer evidence records than
     ``min_docs`` (so fewer documents), no relation, and no page a person wrote under its name.
     Most names a batch touches are such (named once, nothing linked); the others are decided
-    one by one as before."""
-    with_page = store.subject_slugs(ENT + n for n in ent_ids)
+    one by one as before. ``with_page``: the slugs of the pages of ``ent_ids`` (by subject)."""
     fresh = [n for n in ent_ids if ENT + n not in with_page]
     if not fresh:
         return set()
@@ -95,5 +95,6 @@ def pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_d
         return set()
     linked = {x for e in store.edges_of(few) for x in (e.source, e.target)}
     alone = [n for n in few if n not in linked]
-    written = store.find_pages("entity", {normalize_name(nodes[n].name) for n in alone})
-    return {n for n in alone if (p := written.get(normalize_name(nodes[n].name))) is None or p.subject is not None}
+    names = {n: normalize_name(nodes[n].name) for n in alone}
+    written = store.find_pages("entity", set(names.values()))
+    return {n for n in alone if (p := written.get(names[n])) is None or p.subject is not None}
