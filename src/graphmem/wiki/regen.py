@@ -40,7 +40,7 @@ def regenerate(core: WikiCore, label: str | None = None, skip: set[str] | frozen
             return total
         done.update(keys)
         # The summaries the previous round marked (and nothing else): only the pages that round
-        # can have changed are rendered again (see generate.relink_scope).
+        # can have changed are rendered again (see scope.relink_scope).
         last = relinks.last if relinks.complete and set(keys) <= relinks.marked else None
         relinks = _Relinks()
         _apply_keys(core, keys, label, done, total, budget, relinks, last)
