@@ -24,6 +24,7 @@ stops changing once it is full (unchanged pages are not rewritten at all).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,15 +37,16 @@ from ..text import content_hash, normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
 from .markdown import dump_front_matter, parse_page, replace_generated, split_front_matter
+from .scope import LastRound, labelled, relink_scope
+from .scope import pageless as find_pageless
 from .slugs import fallback_slug, page_path, slugify
+from .subjects import DOC, ENT
 
 if TYPE_CHECKING:
     from ..store import Store
 
 __all__ = ["plan_auto_pages", "legacy_slug_marks", "summary_slug_base", "DOC", "ENT", "SUMMARY_PREFIX"]
 
-DOC = "doc:"
-ENT = "entity:"
 # A generated summary page is ``summary/doc-<title>.md``: the bare slug belongs to the entity
 # of the same name (a document's title is one of its entities), so that ``[[dispatch-api]]``
 # opens the entity page and never depends on which page happened to be made first.
@@ -57,6 +59,7 @@ def _quote(text: str, n: int = 160) -> str:
     return "“" + (one if len(one) <= n else one[: n - 1] + "…") + "”"
 
 
+@functools.lru_cache(maxsize=65536)  # names and types repeat across a batch's pages
 def _md(text: str) -> str:
     """A name as plain markdown text (no accidental links or emphasis)."""
     return " ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]").replace("*", "\\*")
@@ -157,9 +160,13 @@ def _allocate(store: Store, wiki_dir: Any, category: str, base: str, planned: se
     return slug
 
 
-def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
+def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: LastRound | None = None) -> Plan:
     """The page writes that bring the generated pages of ``keys`` up to date (call inside the
-    transaction that applies them)."""
+    transaction that applies them).
+
+    ``relink_of``: ``keys`` are the summaries the round it describes marked because it made new
+    pages (``plan.info["relink"]``, ``["created"]``, ``["rendered"]``): the entity pages those
+    documents bring along are then rendered only where their bytes can change (:func:`relink_scope`)."""
     store = core.ctx.store
     cfg = core.ctx.config.wiki
     max_rel, max_docs = cfg.max_relations, cfg.max_documents
@@ -173,6 +180,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     ent_ids = list(dict.fromkeys(k[len(ENT):] for k in keys if k.startswith(ENT)))
     docs = store.latest_documents(doc_ids)
     per_doc: dict[str, tuple[list[Claim], list[str], list[Edge]]] = {}
+    explicit = set(ent_ids)  # entities marked themselves: always rendered
     for doc in docs.values():
         claims = store.document_claims(doc.doc_id, doc.version, max_claims)
         ents = store.document_entity_ids(doc.doc_id, doc.version, max_ents)
@@ -190,11 +198,15 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     # -- entities: bounded relations, documents, conflicts -------------------------------------------
     # Most of a batch's entities get no page: a summary lists them by name and type only, so
     # full nodes (aliases, properties) are read for the others alone.
-    ctx.nodes = _labelled(store, ent_ids)
+    ctx.nodes = labelled(store, ent_ids)
     ent_ids = [n for n in ent_ids if n in ctx.nodes]
+    # Which of them and of the documents have a page: one read for the checks below and the links.
+    known = store.subject_slugs([DOC + d for d in doc_ids] + [ENT + n for n in ent_ids])
+    kept = (relink_scope(store, ent_ids, explicit, per_doc, relink_of, known) if relink_of is not None
+            else set())
     per_ent: dict[str, tuple[list[Edge], bool, list[DocVersion], bool, list[Edge]]] = {}
     others: set[str] = set()
-    pageless = _pageless(store, ent_ids, ctx.nodes, min_docs)
+    pageless = find_pageless(store, ent_ids, ctx.nodes, min_docs, known) | kept
     ctx.nodes.update(store.get_nodes(n for n in ent_ids if n not in pageless))
     for nid in ent_ids:
         if nid in pageless:
@@ -207,11 +219,11 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
         conflicts = store.edges_of_types(nid, sorted(opposite), 2 * max_rel) if out else []
         per_ent[nid] = (rels, more_rels, ds, more_docs, conflicts)
         others.update(x for e in rels + conflicts for x in (e.source, e.target))
-    ctx.slugs = store.subject_slugs([DOC + d for d in doc_ids] + [ENT + n for n in set(ctx.nodes) | others])
+    ctx.slugs = {**known, **store.subject_slugs(ENT + n for n in others - set(ent_ids))}
     # Names are needed only for the ends that are shown as text (no page to link to).
     missing = {n for n in others - set(ctx.nodes) if ENT + n not in ctx.slugs}
     if missing:
-        ctx.nodes.update(_labelled(store, missing))
+        ctx.nodes.update(labelled(store, missing))
     shown = [e for v in per_ent.values() for e in v[0] + v[4]] + [e for v in per_doc.values() for e, _ in v[0]]
     ctx.opposed = store.find_edges((e.source, opposite[e.type], e.target) for e in shown if e.type in opposite)
     edge_ids = {e.id for e in shown} | {e.id for v in per_doc.values() for e in v[2]}
@@ -220,7 +232,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     # reads the same when its documents are regenerated one at a time or together.
     ctx.prov = store.first_provenance("edge", edge_ids)
     ref_docs = set(doc_ids) | {p.doc_id for p in ctx.prov.values()} | {d for v in per_ent.values() for d, _ in v[2]}
-    ctx.docs = store.latest_documents(ref_docs)
+    ctx.docs = {**docs, **store.latest_documents(ref_docs - set(doc_ids))}
 
     # -- slugs: existing pages by subject, new ones allocated ------------------------------------------
     ctx.slugs.update(store.subject_slugs([DOC + d for d in ref_docs if DOC + d not in ctx.slugs]))
@@ -305,40 +317,19 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str) -> Plan:
     # summaries are marked, so that the next round links them to it.
     relink = {DOC + d for s, _, _ in targets if s.startswith(ENT) and s not in existing and s not in adopt
               for d, _ in per_ent[s[len(ENT):]][2]} - {DOC + d for d in doc_ids}
+    # Pages that now exist for the first time (or are adopted): their neighbours' pages name them.
+    created = {s[len(ENT):]: sorted(d for d, _ in per_ent[s[len(ENT):]][2]) for s, _, _ in targets
+               if s.startswith(ENT) and s not in existing}
     # Generated pages outside this batch that link a renamed page are re-rendered with its new slug.
     for old in moved:
         linking = store.slug_subjects(src for src, _ in store.page_backlinks(old, max_back))
         relink |= {subj for subj in linking.values() if subj} - {s for s, _, _ in targets}
     plan.info = {"summary": sum(1 for w in plan.writes if w.category == "summary" and w.subject),
                  "entity": sum(1 for w in plan.writes if w.subject and w.subject.startswith(ENT)),
-                 "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": sorted(relink)}
+                 "documents": doc_ids, "subjects": [s for s, _, _ in targets], "relink": sorted(relink),
+                 "created": created, "rendered": sorted(s[len(ENT):] for s, _, _ in targets if s.startswith(ENT)),
+                 "moved": bool(moved)}
     return plan
-
-
-def _labelled(store: Store, node_ids: Iterable[str]) -> dict[str, Node]:
-    """Entities with their name and type only (no aliases or properties: a name shown as text, a
-    summary's entity line, the checks of :func:`_pageless`)."""
-    return {n: Node(n, "entity", name, type_) for n, (name, type_) in store.node_labels(node_ids).items()}
-
-
-def _pageless(store: Store, ent_ids: Sequence[str], nodes: dict[str, Node], min_docs: int) -> set[str]:
-    """The entities of ``ent_ids`` that get no page now, found with a few bulk reads instead of
-    reading each one's relations and documents: no page yet, fewer evidence records than
-    ``min_docs`` (so fewer documents), no relation, and no page a person wrote under its name.
-    Most names a batch touches are such (named once, nothing linked); the others are decided
-    one by one as before."""
-    with_page = store.subject_slugs(ENT + n for n in ent_ids)
-    fresh = [n for n in ent_ids if ENT + n not in with_page]
-    if not fresh:
-        return set()
-    counts = store.count_provenance("node", fresh)
-    few = [n for n in fresh if counts.get(n, 0) < min_docs]
-    if not few:
-        return set()
-    linked = {x for e in store.edges_of(few) for x in (e.source, e.target)}
-    alone = [n for n in few if n not in linked]
-    written = store.find_pages("entity", {normalize_name(nodes[n].name) for n in alone})
-    return {n for n in alone if (p := written.get(normalize_name(nodes[n].name))) is None or p.subject is not None}
 
 
 def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, set[str]], fresh: set[str]
