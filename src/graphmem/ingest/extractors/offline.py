@@ -64,6 +64,7 @@ from .offline_lexicon import (
     MAX_SENTENCE,
 )
 from .offline_syntax import (
+    _PREDICATE_HEADS,
     _Chunk,
     _chunks,
     _is_ed,
@@ -324,7 +325,7 @@ class _DocState:
         preds: list[_Pred] = []
         i = 0
         while i < n:
-            p = _match(toks, i)
+            p = _match(toks, i) if toks[i].low in _PREDICATE_HEADS else None
             preds += [p] if p else []
             i = p.obj_start if p else i + 1
         blocked = [False] * n

@@ -123,23 +123,25 @@ def _singular(word: str) -> str:
 
 def _tokens(sentence: str) -> list[_Tok]:
     toks: list[_Tok] = []
+    append = toks.append
     last_end, first, lines = 0, True, "\n" in sentence
     for m in _TOKEN.finditer(sentence):
         text = m.group()
         c = text[0]
-        kind = "c" if c == "`" and len(text) > 2 else "q" if c in "\"“" and len(text) > 2 else \
-            "w" if c.isalnum() or c == "_" else "p"
-        if lines and "\n" in sentence[last_end:m.start()]:
-            first = True  # a new line (list item, heading) starts like a sentence
-        if kind == "w" and text[-2:] in ("'s", "’s") and len(text) > 2:
-            text = text[:-2]  # "the JVM's collector": the name is JVM
-        tok = _Tok(text, text.lower(), kind, first and kind == "w")
-        if kind != "p":
+        if lines:
+            if "\n" in sentence[last_end:m.start()]:
+                first = True  # a new line (list item, heading) starts like a sentence
+            last_end = m.end()
+        if c.isalnum() or c == "_":  # a word ("`", quotes and punctuation are not alphanumeric)
+            if len(text) > 2 and text[-2:] in ("'s", "’s"):
+                text = text[:-2]  # "the JVM's collector": the name is JVM
+            append(_Tok(text, text.lower(), "w", first, *_flags(text)))
             first = False
-        if kind == "w":
-            tok.special, tok.code = _flags(text)
-        toks.append(tok)
-        last_end = m.end()
+        else:
+            kind = "c" if c == "`" and len(text) > 2 else "q" if c in "\"“" and len(text) > 2 else "p"
+            append(_Tok(text, text.lower(), kind, False))
+            if kind != "p":
+                first = False
     return toks
 
 
@@ -242,6 +244,11 @@ def _match(toks: list[_Tok], i: int) -> _Pred | None:
         if obj < n and toks[obj].low in _PRONOUNS:
             return _Pred(i, vg, obj + 1, "")  # "depends on it": a verb (so no noun phrase) but no named end
     return None
+
+
+# The words _match can find a predicate at (its three branches' heads): the sentence loop tests a token against
+# them before calling it, and most tokens head nothing.
+_PREDICATE_HEADS = frozenset({"due", "owing", "because", *_BE, *_VERBS})
 
 
 def _chunks(toks: list[_Tok], blocked: list[bool]) -> list[_Chunk]:
