@@ -266,10 +266,9 @@ class _DocState:
     def _names(self, toks: list[_Tok], sentence: str) -> None:
         """Proper nouns, acronyms, names with digits, quoted terms and code identifiers."""
         n, i = len(toks), 0
-
-        def capital(t: _Tok) -> bool:
-            return t.kind == "w" and t.text[0].isupper() and t.low not in _STOPLIKE and t.text not in _ALLCAPS_WORDS
-
+        # Whether each token is a capitalised word that may be part of a name (asked again for the words ahead).
+        caps = [t.kind == "w" and t.text[0].isupper() and t.low not in _STOPLIKE and t.text not in _ALLCAPS_WORDS
+                for t in toks]
         while i < n:
             t = toks[i]
             if t.kind == "q":
@@ -278,15 +277,15 @@ class _DocState:
                     self._entity(" ".join(words), self._head_type(words[-1]), sentence)
             elif t.kind == "c":
                 self._entity(t.text[1:-1], "component", sentence)
-            elif capital(t):
+            elif caps[i]:
                 j = i + 1
                 while j < n:
-                    if capital(toks[j]) or (toks[j].kind == "w" and _VERSION.fullmatch(toks[j].low)):
+                    if caps[j] or (toks[j].kind == "w" and _VERSION.fullmatch(toks[j].low)):
                         j += 1
                         continue
                     # "Reign of Terror", "House of the Lords", "Ludwig van Beethoven": one name, not two
                     k = j + 1 + (j + 2 < n and toks[j].low == "of" and toks[j + 1].low == "the")
-                    if toks[j].low in _NAME_CONNECTORS and k < n and capital(toks[k]):
+                    if toks[j].low in _NAME_CONNECTORS and k < n and caps[k]:
                         j = k
                         continue
                     break

@@ -149,7 +149,13 @@ def _np_ok(t: _Tok) -> bool:
     """Can this token be a word of a noun phrase (ignoring predicate positions)?"""
     if t.kind in "qc":
         return True
-    return t.kind == "w" and not (t.low in _STOPLIKE or _is_adverb(t.low) or _is_neg(t.low))
+    return t.kind == "w" and _np_word(t.low)
+
+
+@lru_cache(maxsize=1 << 16)  # asked for every token of every sentence; the answer depends on the word alone
+def _np_word(low: str) -> bool:
+    """:func:`_np_ok` of a word token, from its lowercase form."""
+    return not (low in _STOPLIKE or _is_adverb(low) or _is_neg(low))
 
 
 def _np_starts(toks: list[_Tok], j: int) -> bool:
@@ -254,7 +260,7 @@ _PREDICATE_HEADS = frozenset({"due", "owing", "because", *_BE, *_VERBS})
 def _chunks(toks: list[_Tok], blocked: list[bool]) -> list[_Chunk]:
     """Noun-phrase chunks: determiners then up to five noun-phrase words; "X of Y" joined."""
     n = len(toks)
-    ok = [not blocked[k] and _np_ok(toks[k]) for k in range(n)]
+    ok = [not b and (t.kind in "qc" or (t.kind == "w" and _np_word(t.low))) for b, t in zip(blocked, toks)]  # _np_ok
     out: list[_Chunk] = []
     i = 0
     while i < n:
