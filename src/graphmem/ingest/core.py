@@ -127,7 +127,8 @@ def ingest_document(
     require_names(extraction)  # an empty name keys no name row; two of them collided at commit
     store, cfg = ctx.store, ctx.config
     digest = content_hash(content)
-    ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
+    if ctx.embeddings.model_id:  # without a model (embeddings off) there is nothing to mix: no read of the meta row
+        ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
     with store.transaction():
         latest = store.latest_documents([doc_id]).get(doc_id)  # its hash, not its text (rebuilt from chunks)
         if latest is not None and latest.content_hash == digest:
