@@ -272,16 +272,23 @@ class _GraphWriter:
         specs = [(ent, [(ent.name, normalize_name(ent.name))] + [(a, normalize_name(a)) for a in ent.aliases])
                  for ent in entities]
         owner = self.store.find_nodes(ENTITY, list(dict.fromkeys(n for _, names in specs for _, n in names)))
+        type_memo = self._type_memo
         for i, (ent, names) in enumerate(specs):
             label = f"entities[{i}] '{ent.name}'"
-            node_id = self._resolve(names, owner)
-            etype = self._entity_type(ent.type)
+            # _resolve's first rule and _entity_type's memo written out: most entities are settled by them
+            node_id = owner.get(names[0][1])
+            if node_id is None and len(names) > 1:
+                node_id = self._resolve(names, owner)
+            etype = type_memo.get(ent.type)
+            if etype is None:
+                etype = self._entity_type(ent.type)
             if node_id is None:
                 node_id = short_id("n_", ENTITY, names[0][1])
                 node = Node(node_id, ENTITY, ent.name, etype, created_at=self.now, updated_at=self.now)
                 own = unique_names(names)
                 self._pending_nodes.append((node, own))
-                owner.update((n, node_id) for _, n in own)
+                for _, n in own:
+                    owner[n] = node_id
                 self._node_types[node_id] = etype
                 self.new_nodes.append((node_id, ent.name))
                 self.store.append_event("node.added", node_id, self.now,
