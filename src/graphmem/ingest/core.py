@@ -388,7 +388,7 @@ class _GraphWriter:
         # Most documents are one chunk: a span inside it needs no search (chunk_for_span would return it).
         one = self.locator.chunks[0] if len(self.locator.chunks) == 1 else None
         # A word character is alphanumeric or "_"; the test is written out inline below: it runs for every
-        # occurrence of every name, and a function call for it was a third of this loop.
+        # occurrence of every name, and a function call for it was a fifth of this loop.
         for name in sorted(self.local, key=len, reverse=True):  # "memory leak" before "memory"
             nid, count, pos, size = self.local[name], 0, 0, len(name)
             while count < per_entity:
