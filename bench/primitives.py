@@ -28,7 +28,7 @@ pages) and reused by later runs.
 
     python bench/primitives.py --data ../shared/data [--kb /tmp/2wiki-kb] [--queries 100]
         [--only search,cold,kinds,memkinds,coldkinds,ingest,raw,disk] [--ingest-docs 300] [--raw-docs 1000]
-        [--raw-runs 3] [--disk-docs 1000] [--out bench/results/primitives.json]
+        [--raw-runs 3] [--profile 25] [--disk-docs 1000] [--out bench/results/primitives.json]
 """
 
 from __future__ import annotations
@@ -321,6 +321,45 @@ def raw_rows(data: Path, n_docs: int, runs: int) -> list[dict[str, Any]]:
             row("store write", per["write"], per["raw"], what + "; extraction done beforehand")]
 
 
+def raw_profile(data: Path, n_docs: int, top: int) -> dict[str, Any]:
+    """cProfile (CPU time of the profiled thread) of the store-only ingest's two parts on the first ``n_docs``
+    2Wiki passages: the offline extraction and its validation (what the ingest's worker threads run), here on this
+    thread, then the store write step of the same documents. Prints the ``top`` functions of each by own time."""
+    import cProfile
+    import io
+    import pstats
+
+    from graphmem.ingest.extractors.base import SourceDocument
+    from graphmem.ingest.extractors.offline import OfflineExtractor
+    from graphmem.ingest.pipeline import _extract, ingest_documents
+
+    corpus = json.loads((data / "2wiki" / "2wikimultihopqa_corpus.json").read_text(encoding="utf-8"))[:n_docs]
+    plain = [SourceDocument(f"2wiki.json#{i}", c["title"], "", c["text"], {}) for i, c in enumerate(corpus)]
+    extractor = OfflineExtractor()
+    out: dict[str, Any] = {}
+
+    def profiled(name: str, fn: Callable[[], Any]) -> Any:
+        prof = cProfile.Profile(time.thread_time)
+        got = prof.runcall(fn)
+        text = io.StringIO()
+        stats = pstats.Stats(prof, stream=text)
+        stats.sort_stats("tottime").print_stats(top)
+        total = stats.total_tt  # type: ignore[attr-defined]
+        print(f"\n  profile: {name}, {n_docs} documents, {total * 1000 / n_docs:.3f} ms/doc CPU under cProfile")
+        print("\n".join("    " + line for line in text.getvalue().splitlines()[5:] if line.strip()), flush=True)
+        out[name] = {"cpu_ms_per_doc_profiled": round(total * 1000 / n_docs, 3), "top": text.getvalue()}
+        return got
+
+    extracted = profiled("offline extraction + validation", lambda: [_extract(extractor, d, 0.6) for d in plain])
+    docs = [SourceDocument(d.doc_id, d.title, d.source, d.text, d.metadata, got[0])
+            for d, got in zip(plain, extracted)]
+    with tempfile.TemporaryDirectory() as tmp:
+        kb = graphmem.open(Path(tmp) / "kb", config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}})
+        profiled("store write", lambda: ingest_documents(kb.ctx, docs))
+        kb.close()
+    return out
+
+
 def disk_rows(n_docs: int) -> list[dict[str, Any]]:
     """Disk per document on the seed workload (bench/ingest_query.py's generator, store-only config): graph.db after
     a checkpoint against the documents' raw text, and sqlite's dbstat per table and index."""
@@ -363,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skills-kb", default=Path(tempfile.gettempdir()) / "graphmem-skills-bench", type=Path)
     ap.add_argument("--memory-kb", default=Path(tempfile.gettempdir()) / "graphmem-memory-bench", type=Path)
     ap.add_argument("--memories", type=int, default=10_000)
+    ap.add_argument("--profile", type=int, default=0, help="with --only raw: also print the top N functions "
+                    "(cProfile) of the store-only ingest's extraction and store write")
     ap.add_argument("--only", default="search,cold,kinds,coldkinds,ingest,raw,disk")
     ap.add_argument("--out", default="bench/results/primitives.json", type=Path)
     args = ap.parse_args(argv)
@@ -385,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += ingest_rows(args.data, args.ingest_docs)
     if "raw" in only:
         rows += raw_rows(args.data, args.raw_docs, args.raw_runs)
+    profile = raw_profile(args.data, args.raw_docs, args.profile) if "raw" in only and args.profile else {}
     disk = disk_rows(args.disk_docs) if "disk" in only else []
     print("\n| path | graphmem p50 ms (cpu) | primitive p50 ms (cpu) | ratio (cpu) | primitive |")
     print("|---|---|---|---|---|")
@@ -392,8 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['path']} | {r['graphmem_p50_ms']} ({r['graphmem_cpu_p50_ms']}) | {r['primitive_p50_ms']}"
               f" ({r['primitive_cpu_p50_ms']}) | {r['ratio']} ({r['cpu_ratio']}) | {r['primitive']} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows, "disk": disk, "command": " ".join(sys.argv)}, indent=2),
-                        encoding="utf-8")
+    args.out.write_text(json.dumps({"rows": rows, "disk": disk, "profile": profile, "command": " ".join(sys.argv)},
+                                   indent=2), encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

@@ -127,7 +127,8 @@ def ingest_document(
     require_names(extraction)  # an empty name keys no name row; two of them collided at commit
     store, cfg = ctx.store, ctx.config
     digest = content_hash(content)
-    ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
+    if ctx.embeddings.model_id:  # without a model (embeddings off) there is nothing to mix: no read of the meta row
+        ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
     with store.transaction():
         latest = store.latest_documents([doc_id]).get(doc_id)  # its hash, not its text (rebuilt from chunks)
         if latest is not None and latest.content_hash == digest:
@@ -217,7 +218,10 @@ class _GraphWriter:
                 f"({_clip(quote)!r}); stored without an evidence span"
             )
         pieces: list[tuple[Chunk | None, int | None, int | None]]
-        if span is not None:
+        chunks = self.locator.chunks
+        if span is not None and len(chunks) == 1 and chunks[0].start <= span[0] and span[1] <= chunks[0].end:
+            pieces = [(chunks[0], *span)]  # what pieces() gives for a span inside the only chunk
+        elif span is not None:
             # A quote across a chunk boundary is cited once per chunk, each piece inside its chunk:
             # a reader shown a chunk must find the quote in it.
             pieces = list(self.locator.pieces(*span))
@@ -268,16 +272,23 @@ class _GraphWriter:
         specs = [(ent, [(ent.name, normalize_name(ent.name))] + [(a, normalize_name(a)) for a in ent.aliases])
                  for ent in entities]
         owner = self.store.find_nodes(ENTITY, list(dict.fromkeys(n for _, names in specs for _, n in names)))
+        type_memo = self._type_memo
         for i, (ent, names) in enumerate(specs):
             label = f"entities[{i}] '{ent.name}'"
-            node_id = self._resolve(names, owner)
-            etype = self._entity_type(ent.type)
+            # _resolve's first rule and _entity_type's memo written out: most entities are settled by them
+            node_id = owner.get(names[0][1])
+            if node_id is None and len(names) > 1:
+                node_id = self._resolve(names, owner)
+            etype = type_memo.get(ent.type)
+            if etype is None:
+                etype = self._entity_type(ent.type)
             if node_id is None:
                 node_id = short_id("n_", ENTITY, names[0][1])
                 node = Node(node_id, ENTITY, ent.name, etype, created_at=self.now, updated_at=self.now)
                 own = unique_names(names)
                 self._pending_nodes.append((node, own))
-                owner.update((n, node_id) for _, n in own)
+                for _, n in own:
+                    owner[n] = node_id
                 self._node_types[node_id] = etype
                 self.new_nodes.append((node_id, ent.name))
                 self.store.append_event("node.added", node_id, self.now,
@@ -370,32 +381,43 @@ class _GraphWriter:
             text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
         if text is None:
             return []
-        taken = bytearray(len(text))  # 1 where a longer name has claimed the character
-        out: list[Mention] = []
+        n = len(text)
+        taken = bytearray(n)  # 1 where a longer name has claimed the character
+        found: list[tuple[int, int, str, str]] = []
+        chunk_for_span = self.locator.chunk_for_span
+        # Most documents are one chunk: a span inside it needs no search (chunk_for_span would return it).
+        one = self.locator.chunks[0] if len(self.locator.chunks) == 1 else None
+        # A word character is alphanumeric or "_"; the test is written out inline below: it runs for every
+        # occurrence of every name, and a function call for it was a fifth of this loop.
         for name in sorted(self.local, key=len, reverse=True):  # "memory leak" before "memory"
-            nid, count, pos = self.local[name], 0, 0
+            nid, count, pos, size = self.local[name], 0, 0, len(name)
             while count < per_entity:
                 i = text.find(name, pos)
                 if i < 0:
                     break
-                j = i + len(name)
                 pos = i + 1
-                for suffix in ("es", "s"):  # plural forms count as mentions
-                    if text.startswith(suffix, j) and not _is_word_char(text, j + len(suffix)):
-                        j += len(suffix)
-                        break
-                if _is_word_char(text, i - 1) or _is_word_char(text, j):
+                if i and ((c := text[i - 1]).isalnum() or c == "_"):
+                    continue
+                j = i + size
+                # plural forms count as mentions ("es" first; "s" cannot start where "es" does)
+                if text.startswith("es", j):
+                    if not (j + 2 < n and ((c := text[j + 2]).isalnum() or c == "_")):
+                        j += 2
+                elif text.startswith("s", j) and not (j + 1 < n and ((c := text[j + 1]).isalnum() or c == "_")):
+                    j += 1
+                if j < n and ((c := text[j]).isalnum() or c == "_"):
                     continue
                 if taken.find(1, i, j) >= 0:
                     continue
-                chunk = self.locator.chunk_for_span(i, j)
+                chunk = one if one is not None and one.start <= i and j <= one.end else chunk_for_span(i, j)
                 if chunk is None:
                     continue
                 taken[i:j] = b"\x01" * (j - i)
                 count += 1
-                out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, i, j))
-        out.sort(key=lambda m: m.start)
-        return out
+                found.append((i, j, nid, chunk.chunk_id))
+        found.sort(key=lambda f: f[0])  # stable: equal starts keep the order they were found in, as before
+        doc_id, version = self.doc.doc_id, self.doc.version
+        return [Mention(nid, cid, doc_id, version, i, j) for i, j, nid, cid in found]
 
     # -- relations --------------------------------------------------------------------------
 
@@ -474,10 +496,6 @@ def fact_text(source: str, relation_type: str, target: str) -> str:
     """What a relation's vector encodes: "subject relation object" as stated (HippoRAG 2's fact
     form); reindex rebuilds it from the stored names and type."""
     return f"{source} {relation_type.replace('_', ' ')} {target}"
-
-
-def _is_word_char(text: str, i: int) -> bool:
-    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
 def _clip(text: str, n: int = 60) -> str:

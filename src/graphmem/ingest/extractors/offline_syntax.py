@@ -86,7 +86,7 @@ def _is_ed(low: str) -> bool:
     return len(low) > 4 and low.endswith("ed") and low not in _ED_NOUNS
 
 
-@lru_cache(maxsize=4096)  # words repeat a lot; the answer depends on the word alone
+@lru_cache(maxsize=1 << 16)  # words repeat a lot; the answer depends on the word alone (4096 missed 1 in 6)
 def _flags(w: str) -> tuple[bool, bool]:
     """(special, code): is the spelling of ``w`` its identity (acronym, CamelCase, digits, code)?"""
     if w in _ALLCAPS_WORDS or (w.isalpha() and w.islower()):
@@ -123,23 +123,25 @@ def _singular(word: str) -> str:
 
 def _tokens(sentence: str) -> list[_Tok]:
     toks: list[_Tok] = []
+    append = toks.append
     last_end, first, lines = 0, True, "\n" in sentence
     for m in _TOKEN.finditer(sentence):
         text = m.group()
         c = text[0]
-        kind = "c" if c == "`" and len(text) > 2 else "q" if c in "\"“" and len(text) > 2 else \
-            "w" if c.isalnum() or c == "_" else "p"
-        if lines and "\n" in sentence[last_end:m.start()]:
-            first = True  # a new line (list item, heading) starts like a sentence
-        if kind == "w" and text[-2:] in ("'s", "’s") and len(text) > 2:
-            text = text[:-2]  # "the JVM's collector": the name is JVM
-        tok = _Tok(text, text.lower(), kind, first and kind == "w")
-        if kind != "p":
+        if lines:
+            if "\n" in sentence[last_end:m.start()]:
+                first = True  # a new line (list item, heading) starts like a sentence
+            last_end = m.end()
+        if c.isalnum() or c == "_":  # a word ("`", quotes and punctuation are not alphanumeric)
+            if len(text) > 2 and text[-2:] in ("'s", "’s"):
+                text = text[:-2]  # "the JVM's collector": the name is JVM
+            append(_Tok(text, text.lower(), "w", first, *_flags(text)))
             first = False
-        if kind == "w":
-            tok.special, tok.code = _flags(text)
-        toks.append(tok)
-        last_end = m.end()
+        else:
+            kind = "c" if c == "`" and len(text) > 2 else "q" if c in "\"“" and len(text) > 2 else "p"
+            append(_Tok(text, text.lower(), kind, False))
+            if kind != "p":
+                first = False
     return toks
 
 
@@ -147,7 +149,13 @@ def _np_ok(t: _Tok) -> bool:
     """Can this token be a word of a noun phrase (ignoring predicate positions)?"""
     if t.kind in "qc":
         return True
-    return t.kind == "w" and not (t.low in _STOPLIKE or _is_adverb(t.low) or _is_neg(t.low))
+    return t.kind == "w" and _np_word(t.low)
+
+
+@lru_cache(maxsize=1 << 16)  # asked for every token of every sentence; the answer depends on the word alone
+def _np_word(low: str) -> bool:
+    """:func:`_np_ok` of a word token, from its lowercase form."""
+    return not (low in _STOPLIKE or _is_adverb(low) or _is_neg(low))
 
 
 def _np_starts(toks: list[_Tok], j: int) -> bool:
@@ -244,10 +252,15 @@ def _match(toks: list[_Tok], i: int) -> _Pred | None:
     return None
 
 
+# The words _match can find a predicate at (its three branches' heads): the sentence loop tests a token against
+# them before calling it, and most tokens head nothing.
+_PREDICATE_HEADS = frozenset({"due", "owing", "because", *_BE, *_VERBS})
+
+
 def _chunks(toks: list[_Tok], blocked: list[bool]) -> list[_Chunk]:
     """Noun-phrase chunks: determiners then up to five noun-phrase words; "X of Y" joined."""
     n = len(toks)
-    ok = [not blocked[k] and _np_ok(toks[k]) for k in range(n)]
+    ok = [not b and (t.kind in "qc" or (t.kind == "w" and _np_word(t.low))) for b, t in zip(blocked, toks)]  # _np_ok
     out: list[_Chunk] = []
     i = 0
     while i < n:

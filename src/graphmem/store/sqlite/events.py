@@ -16,6 +16,40 @@ __all__ = ["EventSqlMixin", "event_payload", "event_payload_text", "shaped_paylo
 # One encoder for every event: json.dumps with options builds a new JSONEncoder per call.
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
+# The C encoder JSONEncoder.encode builds on every call, built once (a third of an event's encoding cost).
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # None on Pythons without the C accelerator
+_c_iterencode = (None if _c_make_encoder is None else
+                 _c_make_encoder(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True))
+
+
+def _encode_fast(value: Any) -> str:
+    """``_encode(value)`` byte for byte, for the payloads of appended events: the same C encoder with the same
+    options, made once; it does not look for cycles, so a cyclic payload is encoded again by ``_encode``, which
+    refuses it as before."""
+    if _c_iterencode is None:  # pragma: no cover
+        return _encode(value)
+    try:
+        return "".join(_c_iterencode(value, 0))
+    except RecursionError:
+        return _encode(value)
+
+
+# A payload's keys -> their JSON text when the event is stored by shape, else None; the same few dozen key tuples
+# come back for every event, so each is checked and encoded once per process (bounded, cleared when full).
+_SHAPES: dict[tuple[Any, ...], str | None] = {}
+_SHAPES_MAX = 4096
+
+
+def _shape_of(keys: tuple[Any, ...]) -> str | None:
+    got = _SHAPES.get(keys, False)
+    if got is not False:
+        return got  # type: ignore[return-value]
+    shape = _encode(list(keys)) if len(keys) > 1 and all(isinstance(k, str) for k in keys) else None
+    if len(_SHAPES) >= _SHAPES_MAX:
+        _SHAPES.clear()
+    _SHAPES[keys] = shape
+    return shape
+
 
 _ROWS_PER_INSERT = 140  # 7 parameters a row: 980, under the oldest SQLite's 999 bound parameters
 
@@ -76,10 +110,8 @@ class EventSqlMixin(SqlHelpers):
         # A payload's keys are the same for every event of a kind ("source", "target", "type", "confidence",
         # "doc_id" for each relation added): the log keeps them once per shape (event_shapes) and each event's
         # values as a JSON array, half of what the log took per event.
-        keys = list(payload)
-        shaped = len(keys) > 1 and all(isinstance(k, str) for k in keys)
-        body = _encode(list(payload.values())) if shaped else _encode(payload)
-        shape = _encode(keys) if shaped else None
+        shape = _shape_of(tuple(payload))
+        body = _encode_fast(list(payload.values()) if shape is not None else payload)
         if not self._event_buffer:
             row = self.conn.execute(
                 "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
