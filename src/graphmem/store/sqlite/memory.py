@@ -51,6 +51,7 @@ USES, USED_AT = "coalesce(u.uses, m.uses)", "coalesce(u.used_at, m.used_at)"
 WITH_USES = "memories m LEFT JOIN memory_uses u ON u.rid = m.rowid_"
 _SELECT_COLUMNS = ", ".join({"uses": USES, "used_at": USED_AT}.get(c, f"m.{c}") for c in _COLUMNS)
 _HELD_SCOPES = 256  # scopes whose ids a store keeps (all are dropped when more are asked for)
+_SCOPE_READ = 2000  # rank inputs read at most per held miss (the missing memories' scope keys)
 _ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
 
 
@@ -93,16 +94,24 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
     def memory_rank_inputs(self, ids: Iterable[str]) -> dict[str, MemoryRankInputs]:
         """The rerank's columns of each memory (a search scores ~50 candidates and shows ~10: the
         texts and metadata of the others were read and parsed for nothing)."""
-        sql = (f"SELECT m.id, {USES}, m.helpful, m.unhelpful, m.quality, m.floor, {USED_AT} FROM {WITH_USES}"
-               " WHERE m.id IN ({ids})")
+        cols = f"SELECT m.id, {USES}, m.helpful, m.unhelpful, m.quality, m.floor, {USED_AT} FROM {WITH_USES}"
 
         def read(some: list[str]) -> dict[str, MemoryRankInputs]:
-            return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(sql, some)}
+            return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(f"{cols} WHERE m.id IN ({{ids}})", some)}
+
+        def read_scopes(some: list[str]) -> dict[str, MemoryRankInputs]:
+            # Held, so read the missing ones' whole scope keys (up to _SCOPE_READ rows): the scope's next
+            # searches rank its other memories, and one statement of 200 rows costs less than four of 50.
+            got = {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(
+                f"{cols} WHERE m.scope_key IN (SELECT scope_key FROM memories WHERE id IN ({{ids}})) LIMIT ?", some,
+                after=[_SCOPE_READ])}
+            rest = [i for i in some if i not in got]
+            return {**got, **read(rest)} if rest else got
 
         stamp = self.read_stamp()
         if stamp is None:
             return read(list(ids))
-        return self._held_rank_inputs().get(stamp, ids, read)
+        return self._held_rank_inputs().get(stamp, ids, read_scopes)
 
     def _held_rank_inputs(self) -> HeldRankInputs:
         held = self.__dict__.get("_rank_inputs")
@@ -362,8 +371,11 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
         """The memories were returned by a search: count it and restart their decay clock."""
         # One statement per multiplicity (a search's ids are distinct: one statement), not one per id.
         by_count: dict[int, list[str]] = {}
-        for mid, n in Counter(memory_ids).items():
-            by_count.setdefault(n, []).append(mid)
+        if len(set(memory_ids)) == len(memory_ids):
+            by_count[1] = list(memory_ids)
+        else:
+            for mid, n in Counter(memory_ids).items():
+                by_count.setdefault(n, []).append(mid)
         # a search's own bookkeeping: the read stamp ignores it, and the held rank inputs get it after COMMIT
         counted = self.note_harmless(lambda: self._held_rank_inputs().count_uses(by_count, now))
         # Into the narrow memory_uses (migration 0031): a memory counted for the first time gets its row there,
