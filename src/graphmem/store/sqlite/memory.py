@@ -51,7 +51,7 @@ USES, USED_AT = "coalesce(u.uses, m.uses)", "coalesce(u.used_at, m.used_at)"
 WITH_USES = "memories m LEFT JOIN memory_uses u ON u.rid = m.rowid_"
 _SELECT_COLUMNS = ", ".join({"uses": USES, "used_at": USED_AT}.get(c, f"m.{c}") for c in _COLUMNS)
 _HELD_SCOPES = 256  # scopes whose ids a store keeps (all are dropped when more are asked for)
-_SCOPE_READ = 2000  # rank inputs read at most per held miss (the missing memories' scope keys)
+_SCOPE_READ = 1000  # a held miss reads its scope keys' rank inputs up to this many (then by id only)
 _ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
 
 
@@ -100,11 +100,16 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
             return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(f"{cols} WHERE m.id IN ({{ids}})", some)}
 
         def read_scopes(some: list[str]) -> dict[str, MemoryRankInputs]:
-            # Held, so read the missing ones' whole scope keys (up to _SCOPE_READ rows): the scope's next
-            # searches rank its other memories, and one statement of 200 rows costs less than four of 50.
+            # Held, so read the missing ones' whole scope keys: the scope's next searches rank its other
+            # memories, and one statement of 200 rows costs less than four of 50. A store that meets a scope
+            # key of more than _SCOPE_READ memories reads by id from then on (a miss never reads a big scope).
+            if self.__dict__.get("_big_scope_seen"):
+                return read(some)
             got = {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(
                 f"{cols} WHERE m.scope_key IN (SELECT scope_key FROM memories WHERE id IN ({{ids}})) LIMIT ?", some,
-                after=[_SCOPE_READ])}
+                after=[_SCOPE_READ + 1])}
+            if len(got) > _SCOPE_READ:
+                self.__dict__["_big_scope_seen"] = True
             rest = [i for i in some if i not in got]
             return {**got, **read(rest)} if rest else got
 
