@@ -318,7 +318,8 @@ def _dump_select(conn: sqlite3.Connection, table: str) -> str:
         cols = [r[1] for r in conn.execute('PRAGMA table_info("events")') if r[1] != "shape"]
         return ("SELECT " + ", ".join(f"e.{_q(c)}" for c in cols) + ", s.keys AS shape_keys FROM events e"
                 " LEFT JOIN event_shapes s ON s.id = e.shape ORDER BY e.id")
-    if table == "memories":  # a counted memory's uses and used_at are in memory_uses (migration 0031)
+    if table == "memories" and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_uses'").fetchone():
+        # a counted memory's uses and used_at are in memory_uses (migration 0031)
         merged = {"uses": f"{USES} AS uses", "used_at": f"{USED_AT} AS used_at"}
         cols = [r[1] for r in conn.execute('PRAGMA table_info("memories")')]
         return "SELECT " + ", ".join(merged.get(c, f"m.{_q(c)}") for c in cols) + f" FROM {WITH_USES}"
