@@ -1,6 +1,7 @@
-"""The replay log of memory updates (migration 0022): an update that changes only the use counts (what every
-search writes) or only the relevance (decay) logs just those columns, any other the whole row; replay to any
-earlier event still gives the memories exactly as they were, and as the whole-row log of 0012 gives them."""
+"""The replay log of memory updates (migration 0022): an update that changes only the relevance (decay) logs
+just that column, any other the whole row, and a search's use counts (in memory_uses since migration 0031) log
+only their two columns; replay to any earlier event still gives the memories exactly as they were, and as the
+whole-row log of 0012 gives them."""
 
 from __future__ import annotations
 
@@ -29,8 +30,14 @@ WHOLE_ROW_0012 = ("CREATE TRIGGER replay_memories_u AFTER UPDATE ON memories BEG
                   + ", ".join(f"'{c}', old.\"{c}\"" for c in ("rowid", *_REPLAYED["memories"])) + ")); END;")
 
 
+# every column of memories, with the use counts as reads see them (memory_uses once a search counted a memory)
+_MERGED = ", ".join({"uses": "coalesce(u.uses, m.uses)", "used_at": "coalesce(u.used_at, m.used_at)"}.get(c, f"m.{c}")
+                    for c in _REPLAYED["memories"])
+
+
 def _memories(kb: Any) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in kb.store.conn.execute("SELECT * FROM memories ORDER BY rowid_")]
+    return [tuple(r) for r in kb.store.conn.execute(
+        f"SELECT {_MERGED} FROM memories m LEFT JOIN memory_uses u ON u.rid = m.rowid_ ORDER BY m.rowid_")]
 
 
 def _last_event(kb: Any) -> int:
@@ -76,11 +83,15 @@ def test_use_count_and_relevance_updates_log_only_their_columns(tmp_path: Path) 
         kb.store.set_memory_relevance([(0.5, mid)])
         logged = [set(json.loads(r[0])) for r in kb.store.conn.execute(
             "SELECT old FROM replay_log WHERE tbl = 'memories' AND op = 'U' ORDER BY seq")]
+        uses = [(r[0], r[1] and set(json.loads(r[1]))) for r in kb.store.conn.execute(
+            "SELECT op, old FROM replay_log WHERE tbl = 'memory_uses' ORDER BY seq")]
     whole = {"rowid", *_REPLAYED["memories"]}
-    assert {"rowid", "uses", "used_at"} in logged  # the searches
+    assert ("U", {"rowid", "uses", "used_at"}) in uses  # the searches: a memory counted again
+    assert ("I", None) in uses  # a memory counted for the first time
+    assert all(u in (("U", {"rowid", "uses", "used_at"}), ("I", None)) for u in uses)
     assert logged[-1] == {"rowid", "relevance"}
     assert whole in logged  # the text update
-    assert all(k in ({"rowid", "uses", "used_at"}, {"rowid", "relevance"}, whole) for k in logged)
+    assert all(k in ({"rowid", "relevance"}, whole) for k in logged)  # no search rewrote a memories row
 
 
 def test_relevance_only_update_is_undone_by_replay(tmp_path: Path) -> None:

@@ -85,6 +85,7 @@ class Memory(ContextGraphMaintenance):
     def __init__(self, kb: FaceHost) -> None:
         self._kb = kb
         self._said_dense_off = False
+        self._last_tick: tuple[object, str | None] = (None, None)  # (read stamp, LAST_TICK_KEY then)
         kb.embeddings.register_source("memory", kb.store.memories_to_embed)
         cg = kb.config.memory.context_graph
         algo = cg.retrieval.algorithm
@@ -344,7 +345,14 @@ class Memory(ContextGraphMaintenance):
         dc = self._cg.decay
         if not (dc.enabled and dc.tick_on_read):
             return
-        last = self._kb.store.get_meta(LAST_TICK_KEY)
+        # the last tick's time, read again only when the store's read stamp moved (a tick, any write
+        # but a search's use counts, another process's commit)
+        stamp = self._kb.store.read_stamp()
+        if stamp is not None and self._last_tick[0] == stamp:
+            last = self._last_tick[1]
+        else:
+            last = self._kb.store.get_meta(LAST_TICK_KEY)
+            self._last_tick = (stamp, last)
         if last is None or parse_iso(self._kb.now()) - parse_iso(last) >= _TICK_EVERY:
             try_tick(self._kb.ctx)  # on a read path: skipped when read-only or another process writes
 
@@ -374,10 +382,10 @@ class Memory(ContextGraphMaintenance):
         if strategy not in STRATEGIES:
             raise InvalidInput(f"strategy: choose from {', '.join(STRATEGIES)}, got {strategy!r}")
         use_graph = rc.enabled if use_context_graph is None else bool(use_context_graph)
-        self._maybe_tick()
         # the reads' RAM copies (vectors, memory graph, scope ids, rank inputs) look for other
         # processes' writes once for the whole search, not once per copy and step
         with kb.store.read_scope():
+            self._maybe_tick()
             qvec = kb.embeddings.embed_query(query)
             if qvec is None and not self._said_dense_off and not kb.embeddings.note_reported:
                 self._said_dense_off = True

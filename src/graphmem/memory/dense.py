@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..context import Context
+
+if TYPE_CHECKING:
+    from ..retrieval.vector_index import VectorIndex
 
 __all__ = ["ScopeIds", "dense_top", "dense_top_stored", "dense_of", "EXACT_SCOPE_LIMIT"]
 
@@ -63,8 +66,10 @@ def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any],
         return []
     ids = (scope_ids or ScopeIds(ctx, filters, include_archived)).ids()
     if ids is not None:
+        if exclude is None:
+            return _held_top(ctx, idx, qvec, filters, include_archived, ids, k)
         # sorted by (-score, id)[:k] of the scope's similarities, without a dict and a sort of them all
-        return idx.top_of(qvec, [i for i in ids if i != exclude] if exclude is not None else ids, k)
+        return idx.top_of(qvec, [i for i in ids if i != exclude], k)
     n = max(200, 20 * k)
     while True:
         hits = [(i, s) for i, s in idx.search(qvec, n) if i != exclude]
@@ -73,6 +78,73 @@ def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any],
         if len(found) >= k or n >= len(idx):
             return found[:k]
         n *= 4
+
+
+# The vectors of the scopes searched more than once while the store's read stamp held: the seeding's product then
+# skips the index's freshness check, the scope's row lookups and the copy of its rows out of the index's matrix.
+# A scope's first search at a stamp only notes it (a one-shot search, or searches between writes, read nothing more).
+_HELD_ROWS = 20_000  # rows (memories) held per store at most; all are dropped above
+_HELD_SCOPES = 256
+
+
+class _HeldScope:
+    """A scope's memories that have a vector (in the scope ids' order) and those vectors, as of ``stamp``
+    (``mat`` None: seen once, nothing read yet)."""
+
+    def __init__(self, stamp: object, ids: list[str]) -> None:
+        self.stamp, self.ids = stamp, ids
+        self.found: list[str] = []
+        self.mat: np.ndarray | None = None
+
+
+_HELD: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _HeldScope]] = weakref.WeakKeyDictionary()
+
+
+def _held_top(ctx: Context, idx: VectorIndex, qvec: np.ndarray, filters: Mapping[str, Any], include_archived: bool,
+              ids: list[str], k: int) -> list[tuple[str, float]]:
+    """``idx.top_of(qvec, ids, k)``, the same floats: the product over the same rows (float32 from the same
+    stored float16 bytes, in the same order), from a matrix of the scope's own kept while the read stamp holds."""
+    from ..retrieval.blas import matvec
+
+    store = ctx.store
+    stamp = store.read_stamp()
+    if stamp is None:
+        return idx.top_of(qvec, ids, k)
+    held = _HELD.setdefault(store, {})
+    key = (tuple(sorted((f, v) for f, v in filters.items() if v is not None)), include_archived, idx.model)
+    scope = held.get(key)
+    if scope is None or scope.stamp != stamp or scope.ids is not ids:
+        if len(held) >= _HELD_SCOPES:
+            held.clear()
+        held[key] = _HeldScope(stamp, ids)
+        return idx.top_of(qvec, ids, k)
+    if scope.mat is None:  # the second search: the index's own scores, and its rows copied out for the next
+        sims = idx.similarity(qvec, ids)
+        scope.found = list(sims)  # the rows the index scores, in its order
+        if sum(len(h.found) for h in held.values()) > _HELD_ROWS:
+            held.clear()
+        else:
+            mat = idx.vectors_of(scope.found) if scope.found else None
+            scope.mat = mat if mat is not None else np.zeros((0, 0), dtype=np.float32)
+        return top_by_score(list(sims), np.array(list(sims.values()), dtype=np.float64), k)
+    if not scope.found:
+        return []
+    scores = matvec(scope.mat, np.asarray(qvec, dtype=np.float32).reshape(-1)).astype(np.float64)
+    return top_by_score(scope.found, scores, k)
+
+
+def top_by_score(found: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The ``k`` best ``(id, score)`` by (-score, id), as ``VectorIndex.top_of`` selects them."""
+    if k <= 0 or not found:
+        return []
+    if len(found) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        picked = np.flatnonzero(scores >= kth).tolist()
+    else:
+        picked = list(range(len(found)))
+    values = scores.tolist()
+    best = sorted((-values[j], found[j]) for j in picked)[:k]
+    return [(i, -s) for s, i in best]
 
 
 class _ScopeMatrix:

@@ -9,7 +9,8 @@ can reach another user's, agent's or tenant's memories.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,22 +60,43 @@ def _scoped_neighbours(ctx: Context, filters: Mapping[str, Any], include_archive
 
     def lookup(nodes: list[str]) -> dict[str, list[tuple[str, float, str]]]:
         raw = store.memory_neighbours(nodes, floor)
-        unknown = {o for lst in raw.values() for o, _, _ in lst if o not in allowed}
-        if unknown:
-            known = scope.as_set()
-            inside = known if known is not None else store.memories_in_scope(unknown, filters, include_archived)
-            for o in unknown:
-                allowed[o] = o in inside
+        known = scope.as_set()
+        if known is not None:
+            inside: Container[str] = known  # the scope's ids (the seeds are among them): no per-memory map
+        else:
+            unknown = {o for lst in raw.values() for o, _, _ in lst if o not in allowed}
+            if unknown:
+                found = store.memories_in_scope(unknown, filters, include_archived)
+                for o in unknown:
+                    allowed[o] = o in found
+            inside = {o for o, ok in allowed.items() if ok}
         out: dict[str, list[tuple[str, float, str]]] = {}
         for n, lst in raw.items():
             best: dict[str, tuple[float, str]] = {}
             for o, w, t in lst:
-                if allowed.get(o) and (o not in best or w > best[o][0]):
-                    best[o] = (w, t)
+                if o in inside:
+                    b = best.get(o)
+                    if b is None or w > b[0]:
+                        best[o] = (w, t)
             out[n] = [(o, w, t) for o, (w, t) in best.items()]
         return out
 
     return lookup
+
+
+_HAS_ENTITIES: weakref.WeakKeyDictionary[Any, tuple[object, bool]] = weakref.WeakKeyDictionary()
+
+
+def _has_entities(store: Any) -> bool:
+    """``store.has_entities()``, asked again only when the store's read stamp moved (every search asks)."""
+    stamp = store.read_stamp()
+    held = _HAS_ENTITIES.get(store) if stamp is not None else None
+    if held is not None and held[0] == stamp:
+        return held[1]
+    has = bool(store.has_entities())
+    if stamp is not None:
+        _HAS_ENTITIES[store] = (stamp, has)
+    return has
 
 
 def _bfs(seeds: dict[str, float], lookup: Lookup, depth: int, cap: int
@@ -168,7 +190,7 @@ def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[s
     # Seed strength: reciprocal-rank fusion of the two lists, best seed 1. (On LoCoMo this beat
     # strength 1 for every seed and a weighted sum of normalised scores; docs/benchmarks.md.)
     seeds = seed_strengths([[i for i, _ in lexical_seeds], [i for i, _ in dense_seeds]])
-    if rc.mention_entities and store.has_entities():
+    if rc.mention_entities and _has_entities(store):
         ents = find_seed_entities(ctx, query, 5, strict=True)
         for mid in store.memories_mentioning(ents, filters, include_archived, k):
             seeds[mid] = max(seeds.get(mid, 0.0), MENTION_SEED_STRENGTH)

@@ -37,7 +37,7 @@ from .memory_scope import SCOPE_FIELDS, scope_where
 from .read_stamp import ReadStampMixin
 from .sqlbase import MAX_VARS, SqlHelpers, batches
 
-__all__ = ["MemorySqlMixin", "SCOPE_FIELDS"]
+__all__ = ["MemorySqlMixin", "SCOPE_FIELDS", "USES", "USED_AT", "WITH_USES"]
 
 
 _SCOPE_TOKENS = (("t", "tenant_id"), ("u", "user_id"), ("a", "agent_id"), ("r", "run_id"))
@@ -46,8 +46,12 @@ _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope
             "archived", "uses", "helpful", "unhelpful")
 
 
-_SELECT_COLUMNS = ", ".join(_COLUMNS)
+# A memory's use counts: in memory_uses once a search counted it, else its own columns (migration 0031).
+USES, USED_AT = "coalesce(u.uses, m.uses)", "coalesce(u.used_at, m.used_at)"
+WITH_USES = "memories m LEFT JOIN memory_uses u ON u.rid = m.rowid_"
+_SELECT_COLUMNS = ", ".join({"uses": USES, "used_at": USED_AT}.get(c, f"m.{c}") for c in _COLUMNS)
 _HELD_SCOPES = 256  # scopes whose ids a store keeps (all are dropped when more are asked for)
+_SCOPE_READ = 1000  # a held miss reads its scope keys' rank inputs up to this many (then by id only)
 _ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
 
 
@@ -84,21 +88,35 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
 
     def get_memories(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         """Memories by id (missing ids are absent)."""
-        sql = f"SELECT {_SELECT_COLUMNS} FROM memories WHERE id IN ({{ids}})"
+        sql = f"SELECT {_SELECT_COLUMNS} FROM {WITH_USES} WHERE m.id IN ({{ids}})"
         return {r[_ID]: _row(r) for r in self._rows_in(sql, ids)}
 
     def memory_rank_inputs(self, ids: Iterable[str]) -> dict[str, MemoryRankInputs]:
         """The rerank's columns of each memory (a search scores ~50 candidates and shows ~10: the
         texts and metadata of the others were read and parsed for nothing)."""
-        sql = "SELECT id, uses, helpful, unhelpful, quality, floor, used_at FROM memories WHERE id IN ({ids})"
+        cols = f"SELECT m.id, {USES}, m.helpful, m.unhelpful, m.quality, m.floor, {USED_AT} FROM {WITH_USES}"
 
         def read(some: list[str]) -> dict[str, MemoryRankInputs]:
-            return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(sql, some)}
+            return {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(f"{cols} WHERE m.id IN ({{ids}})", some)}
+
+        def read_scopes(some: list[str]) -> dict[str, MemoryRankInputs]:
+            # Held, so read the missing ones' whole scope keys: the scope's next searches rank its other
+            # memories, and one statement of 200 rows costs less than four of 50. A store that meets a scope
+            # key of more than _SCOPE_READ memories reads by id from then on (a miss never reads a big scope).
+            if self.__dict__.get("_big_scope_seen"):
+                return read(some)
+            got = {r[0]: MemoryRankInputs(*r[1:]) for r in self._rows_in(
+                f"{cols} WHERE m.scope_key IN (SELECT scope_key FROM memories WHERE id IN ({{ids}})) LIMIT ?", some,
+                after=[_SCOPE_READ + 1])}
+            if len(got) > _SCOPE_READ:
+                self.__dict__["_big_scope_seen"] = True
+            rest = [i for i in some if i not in got]
+            return {**got, **read(rest)} if rest else got
 
         stamp = self.read_stamp()
         if stamp is None:
             return read(list(ids))
-        return self._held_rank_inputs().get(stamp, ids, read)
+        return self._held_rank_inputs().get(stamp, ids, read_scopes)
 
     def _held_rank_inputs(self) -> HeldRankInputs:
         held = self.__dict__.get("_rank_inputs")
@@ -110,15 +128,15 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
                       offset: int = 0) -> list[MemoryRow]:
         """Memories matching the scope filters, oldest said first."""
         where, params = scope_where(filters, include_archived)
-        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} ORDER BY said_at, rowid_"
+        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM {WITH_USES} WHERE {where} ORDER BY m.said_at, m.rowid_"
                           " LIMIT ? OFFSET ?", [*params, limit, offset])
         return [_row(r) for r in rows]
 
     def memories_after(self, filters: ScopeFilters, after_rowid: int, limit: int) -> list[MemoryRow]:
         """Memories (archived too) with row id > ``after_rowid`` in row order (for backfills)."""
         where, params = scope_where(filters, True)
-        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} AND rowid_ > ?"
-                          " ORDER BY rowid_ LIMIT ?", [*params, after_rowid, limit])
+        rows = self._rows(f"SELECT {_SELECT_COLUMNS} FROM {WITH_USES} WHERE {where} AND m.rowid_ > ?"
+                          " ORDER BY m.rowid_ LIMIT ?", [*params, after_rowid, limit])
         return [_row(r) for r in rows]
 
     def memory_scope_ids(self, filters: ScopeFilters, include_archived: bool, limit: int) -> list[str] | None:
@@ -196,7 +214,13 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
         self.conn.execute(
             "UPDATE memories SET text = ?, metadata = ?, updated_at = ?, used_at = ?, version = version + 1"
             " WHERE id = ?", (text, json.dumps(dict(metadata), ensure_ascii=False), now, now, memory_id))
+        self._restart_use_clock(memory_id, now)
         self._bump_memory_generation()
+
+    def _restart_use_clock(self, memory_id: str, used_at: str) -> None:
+        # the memories column was set with it: a counted memory's memory_uses row is what reads see
+        self.conn.execute("UPDATE memory_uses SET used_at = ? WHERE rid = (SELECT rowid_ FROM memories WHERE id = ?)",
+                          (used_at, memory_id))
 
     def delete_memory(self, memory_id: str) -> int:
         """Delete a memory (its node, row, edges, references and vector); returns its edge count."""
@@ -323,8 +347,10 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
 
     def memory_decay_rows(self) -> list[MemoryDecay]:
         """``(id, used_at, quality, floor, relevance)`` of every live memory."""
+        # in the order the dropped memories_used (archived, used_at) index gave them: decay's archived ids too
         return [MemoryDecay(r[0], r[1], float(r[2]), float(r[3]), float(r[4])) for r in self._rows(
-            "SELECT id, used_at, quality, floor, relevance FROM memories WHERE archived = 0")]
+            f"SELECT m.id, {USED_AT} AS used, m.quality, m.floor, m.relevance FROM {WITH_USES} WHERE m.archived = 0"
+            " ORDER BY used, m.rowid_")]
 
     def set_memory_relevance(self, values: Sequence[WeightUpdate]) -> None:
         """``(relevance, id)`` updates."""
@@ -343,20 +369,28 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
         self.conn.execute(
             "UPDATE memories SET quality = ?, floor = ?, relevance = ?, used_at = ?, archived = ? WHERE id = ?",
             (quality, floor, relevance, used_at, int(archived), memory_id))
+        self._restart_use_clock(memory_id, used_at)
         self._bump_memory_generation()
 
     def record_memory_use(self, memory_ids: Sequence[str], now: str) -> None:
         """The memories were returned by a search: count it and restart their decay clock."""
         # One statement per multiplicity (a search's ids are distinct: one statement), not one per id.
         by_count: dict[int, list[str]] = {}
-        for mid, n in Counter(memory_ids).items():
-            by_count.setdefault(n, []).append(mid)
+        if len(set(memory_ids)) == len(memory_ids):
+            by_count[1] = list(memory_ids)
+        else:
+            for mid, n in Counter(memory_ids).items():
+                by_count.setdefault(n, []).append(mid)
         # a search's own bookkeeping: the read stamp ignores it, and the held rank inputs get it after COMMIT
         counted = self.note_harmless(lambda: self._held_rank_inputs().count_uses(by_count, now))
+        # Into the narrow memory_uses (migration 0031): a memory counted for the first time gets its row there,
+        # from its own columns; the wide memories rows, their index and their replay log stay untouched.
         for n, ids in by_count.items():
-            for part in batches(ids, MAX_VARS - 2):
-                self.conn.execute(f"UPDATE memories SET uses = uses + ?, used_at = ? WHERE id IN"
-                                  f" ({','.join('?' * len(part))})", [n, now, *part])
+            for part in batches(ids, MAX_VARS - 3):
+                self.conn.execute(
+                    "INSERT INTO memory_uses (rid, uses, used_at) SELECT rowid_, uses + ?, ? FROM memories WHERE id IN"
+                    f" ({','.join('?' * len(part))}) ON CONFLICT (rid) DO UPDATE SET uses = memory_uses.uses + ?,"
+                    " used_at = excluded.used_at", [n, now, *part, n])
         counted()
 
     def add_memory_feedback(self, memory_id: str, query: str, helpful: bool, ts: str) -> None:

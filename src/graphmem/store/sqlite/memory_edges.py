@@ -17,6 +17,12 @@ from .sqlbase import MAX_VARS, SqlHelpers, batches
 __all__ = ["MemoryEdgeSqlMixin"]
 
 
+def _used_at(alias: str) -> str:
+    """A memory's ``used_at`` (memory_uses once a search counted it, migration 0031), as a scalar subquery: the
+    join order, and with it the order of decay's rows, stays the one the plain columns gave."""
+    return f"coalesce((SELECT u.used_at FROM memory_uses u WHERE u.rid = {alias}.rowid_), {alias}.used_at)"
+
+
 # Each memory's ``per_node`` strongest edges each way; the outer rows come in no useful order (the
 # caller sorts by direction, weight and rowid).
 _NEIGHBOURS_SQL = (
@@ -96,7 +102,7 @@ class MemoryEdgeSqlMixin(ReadStampMixin, SqlHelpers):
         return [MemoryEdgeDecay(r[0], r[1], float(r[2]), float(r[3] if r[3] is not None else r[2]), r[4], r[5], r[6])
                 for r in self._rows(
                     "SELECT e.id, e.type, e.confidence, json_extract(e.properties, '$.w0'), e.created_at,"
-                    " a.used_at, b.used_at FROM edges e JOIN memories a ON a.id = e.source"
+                    f" {_used_at('a')}, {_used_at('b')} FROM edges e JOIN memories a ON a.id = e.source"
                     " JOIN memories b ON b.id = e.target")]
 
     def delete_memory_edges(self, filters: ScopeFilters, keep_types: Sequence[str] = ()) -> int:

@@ -14,6 +14,7 @@ from .schema_graph import GRAPH_MIGRATIONS
 from .schema_hosts import HOSTS_MIGRATIONS
 from .schema_memory import FEED_MIGRATIONS, SKILL_MEMORY_MIGRATIONS
 from .schema_memory_reads import MEMORY_READ_MIGRATIONS
+from .schema_memory_uses import MEMORY_USES_MIGRATIONS
 from .schema_read import READ_PATH_MIGRATIONS
 from .schema_search import SEARCH_MIGRATIONS
 from .schema_wiki import WIKI_SEE_ALSO_MIGRATIONS, WIKI_VECTOR_MIGRATIONS
@@ -25,7 +26,7 @@ MIGRATIONS: list[tuple[str, str]] = [*GRAPH_MIGRATIONS, *WIKI_VECTOR_MIGRATIONS,
                                      *READ_PATH_MIGRATIONS, *FEED_MIGRATIONS, *SEARCH_MIGRATIONS,
                                      *WRITE_PATH_MIGRATIONS, *WIKI_SEE_ALSO_MIGRATIONS, *HOSTS_MIGRATIONS,
                                      *DISK_MIGRATIONS, *MEMORY_READ_MIGRATIONS,
-                                     *DISK_FIX_MIGRATIONS]
+                                     *DISK_FIX_MIGRATIONS, *MEMORY_USES_MIGRATIONS]
 """``(name, SQL script)`` in the order they are applied."""
 
 

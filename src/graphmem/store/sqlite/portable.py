@@ -13,16 +13,20 @@ from ...errors import BackendError, InvalidInput
 from .documents import CHUNK_TEXTS, read_content, stored_content
 from .events import event_payload_text, shaped_payload
 from .evidence import PROVENANCE_CREATED, PROVENANCE_TEXT
+from .memory import USED_AT, USES, WITH_USES
 from .schema_disk import DISK_REPLAYED
 from .schema_memory import REPLAYED_TABLES
+from .schema_memory_uses import MEMORY_USES_REPLAYED
 from .sqlbase import SqlHelpers, marks
 
 __all__ = ["PortableSqlMixin"]
 
 # Not dumped: SQLite's own tables, full-text indexes (rebuilt by triggers as rows load), counters the
 # triggers keep, the schema's own bookkeeping, and where each feed consumer got to (a deployment's state,
-# not knowledge; a backup keeps it), and the replay log (undo records, meaningful only in this file).
-_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log", "event_shapes")
+# not knowledge; a backup keeps it), and the replay log (undo records, meaningful only in this file). The use
+# counts of memory_uses (migration 0031) are written out in the memories' own columns, as before that table.
+_DERIVED = ("sqlite_", "schema_migrations", "wiki_index_counts", "feed_cursors", "replay_log", "event_shapes",
+            "memory_uses")
 # Views dumped and loaded in place of the compact table under them (schema_disk.py): view -> table.
 _VIEWS = {"mentions": "mention_rows"}
 _FTS_EXTERNAL = {"chunks_fts": "chunks", "node_names_fts": "node_names", "pages_fts": "pages", "skills_fts": "skills"}
@@ -273,7 +277,7 @@ class PortableSqlMixin(SqlHelpers):
         conn = sqlite3.connect(str(path), isolation_level=None)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for table in (*REPLAYED_TABLES, *DISK_REPLAYED):  # undoing must not log itself
+            for table in (*REPLAYED_TABLES, *DISK_REPLAYED, *MEMORY_USES_REPLAYED):  # undoing must not log itself
                 for op in "iud":
                     conn.execute(f"DROP TRIGGER IF EXISTS replay_{table}_{op}")
             undone = 0
@@ -314,6 +318,11 @@ def _dump_select(conn: sqlite3.Connection, table: str) -> str:
         cols = [r[1] for r in conn.execute('PRAGMA table_info("events")') if r[1] != "shape"]
         return ("SELECT " + ", ".join(f"e.{_q(c)}" for c in cols) + ", s.keys AS shape_keys FROM events e"
                 " LEFT JOIN event_shapes s ON s.id = e.shape ORDER BY e.id")
+    if table == "memories" and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_uses'").fetchone():
+        # a counted memory's uses and used_at are in memory_uses (migration 0031)
+        merged = {"uses": f"{USES} AS uses", "used_at": f"{USED_AT} AS used_at"}
+        cols = [r[1] for r in conn.execute('PRAGMA table_info("memories")')]
+        return "SELECT " + ", ".join(merged.get(c, f"m.{_q(c)}") for c in cols) + f" FROM {WITH_USES}"
     if table != "provenance":
         return f'SELECT * FROM "{table}"'
     cols = [r[1] for r in conn.execute('PRAGMA table_info("provenance")')]
