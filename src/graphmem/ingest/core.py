@@ -30,6 +30,7 @@ from ..text import content_hash, normalize_name, short_id, unique_names
 from .chunking import chunk_spans, embedding_text
 from .extractors.base import require_names
 from .locate import Locator
+from .mention_spans import mention_spans
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -361,40 +362,17 @@ class _GraphWriter:
     # -- mentions -----------------------------------------------------------------------------
 
     def mentions(self, per_entity: int) -> list[Mention]:
-        """Every occurrence (whole words, any case, optional plural) of each entity's names."""
+        """Every occurrence (whole words, any case, optional plural) of each entity's names
+        (:func:`.mention_spans.mention_spans`: longer names first; an entity only written inside
+        longer names is mentioned there)."""
         if not self.local:
             return []
-        folded = self.doc.content.casefold()
-        text: str | None = folded
-        if len(folded) != len(self.doc.content):  # casefold changed lengths (e.g. "ß"): offsets would drift
-            text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
-        if text is None:
-            return []
-        taken = bytearray(len(text))  # 1 where a longer name has claimed the character
         out: list[Mention] = []
-        for name in sorted(self.local, key=len, reverse=True):  # "memory leak" before "memory"
-            nid, count, pos = self.local[name], 0, 0
-            while count < per_entity:
-                i = text.find(name, pos)
-                if i < 0:
-                    break
-                j = i + len(name)
-                pos = i + 1
-                for suffix in ("es", "s"):  # plural forms count as mentions
-                    if text.startswith(suffix, j) and not _is_word_char(text, j + len(suffix)):
-                        j += len(suffix)
-                        break
-                if _is_word_char(text, i - 1) or _is_word_char(text, j):
-                    continue
-                if taken.find(1, i, j) >= 0:
-                    continue
-                chunk = self.locator.chunk_for_span(i, j)
-                if chunk is None:
-                    continue
-                taken[i:j] = b"\x01" * (j - i)
-                count += 1
-                out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, i, j))
-        out.sort(key=lambda m: m.start)
+        for nid, i, j in mention_spans(self.doc.content, self.local, per_entity,
+                                       lambda a, b: self.locator.chunk_for_span(a, b) is not None):
+            chunk = self.locator.chunk_for_span(i, j)
+            assert chunk is not None
+            out.append(Mention(nid, chunk.chunk_id, self.doc.doc_id, self.doc.version, i, j))
         return out
 
     # -- relations --------------------------------------------------------------------------
@@ -474,10 +452,6 @@ def fact_text(source: str, relation_type: str, target: str) -> str:
     """What a relation's vector encodes: "subject relation object" as stated (HippoRAG 2's fact
     form); reindex rebuilds it from the stored names and type."""
     return f"{source} {relation_type.replace('_', ' ')} {target}"
-
-
-def _is_word_char(text: str, i: int) -> bool:
-    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
 def _clip(text: str, n: int = 60) -> str:
