@@ -192,11 +192,13 @@ def digest(rows: dict[str, list[list[Any]]]) -> str:
 # "route planner depends on ledger db" targets the ledger (new edge id), "dispatch service depends on ledger db"
 # strengthens the d1 edge (0.9 -> 0.95, +1 evidence, +1 replay-log update) instead of being skipped as a self loop
 # (one warning fewer), and the text "ledger db" is no longer a mention of dispatch (-1 mention). The batched and
-# per-document writes of that case are compared row by row in tests/test_ingest_alias_owner.py.
-PINNED_COUNTS = {"chunks": 46, "documents": 18, "edges": 75, "events": 245, "kb_meta": 3, "mentions": 491,
+# per-document writes of that case are compared row by row in tests/test_ingest_alias_owner.py. Re-recorded
+# once more (branch triples): an entity written only inside a longer name of its document is mentioned there
+# ("Label Printer" in "Label Printer Service", "Notification" in "notification storm"): +55 mentions, nothing else.
+PINNED_COUNTS = {"chunks": 46, "documents": 18, "edges": 75, "events": 245, "kb_meta": 3, "mentions": 546,
                  "node_names": 152, "nodes": 148, "ontology_types": 25, "provenance": 453, "sqlite_sequence": 1,
                  "replay_log": 397, "fts": 15, "said": 4}
-PINNED_DIGEST = "b82a5b7cdb1462603cb9ddbc3572eff0a963eca5da1c1a149be14b0b9b147db7"
+PINNED_DIGEST = "d13c21b2422de9092da55b71724f6780b1a0f91bda68cb7bda3d94491fb78474"
 PINNED_WARNINGS = [3, 1, 0]
 
 

@@ -148,13 +148,16 @@ def _text(value: Any, tmp_path: Path) -> str:
     return text
 
 
-# Taken from main at 95c1431 (before this branch) with this file's history.
-PINNED_COUNTS = {"events": 259, "dump": 2153, "replay_log": 443}
+# Taken from main at 95c1431 (before this branch) with this file's history, then re-recorded once when branch
+# triples made an entity written only inside a longer listed name mentioned there (ingest/mention_spans.py): 55
+# more mention rows ("said", "tables", "dump", "dump_4", "dump_5"); with that pass switched off the digests of
+# 95c1431 held exactly, so nothing else moved.
+PINNED_COUNTS = {"events": 259, "dump": 2208, "replay_log": 443}
 PINNED_DIGESTS = {
-    "said": "74a28399556ecad214ceddf485fb3aa3c532683d2c6d4b591f57f84d94beea4f",
-    "tables": "d4db580cab8f73c7e2b283839c1cdb09fd83e21f694a58a932e75366eef1dae3",
+    "said": "7e720d7868ba8d21421c47aa3cedbad812df99b3fd913bd1d6d3d6bca2127e25",
+    "tables": "7a649b6d9268dedca8b78c1cee04bb0dd7727200989b97ac0998a355c06148f5",
     "replay_log": "bd265ed89be03788826ac711056446dde55ddd4d041616216370daec2903cc12",
-    "dump": "02d972268b8a33181aac599d440ffcdc74856581eee49bed782d3059fddf52d9",
+    "dump": "e266a9396af396a36cc6af403d6a8970ef5c4daa06957b808d0e19c52bb1a343",
     "events": "bea0588c6abe0c68e55c517202cbb99d9545019962808e6af0dfee18a2c4527e",
     "replayed_0": "f8bc460b9aba60976278eff63d97c13819b4cc63ad5aa9bef4fc5fded53d0078",
     "dump_0": "3e4eb52d305237c79f71efc324d6d6af0a63548a4ed98ac2367189fcd63263c7",
@@ -165,9 +168,9 @@ PINNED_DIGESTS = {
     "replayed_3": "fab98f7c529c00fda2061e65a0c491e9c75b05fdb24538736d6f1d45906a1f87",
     "dump_3": "e525ef428dd6beb9c9197b34e999d1a494cde3641513adac87cfb9709689a697",
     "replayed_4": "2c6530c3c32e3cd9b85b862c1b353820f230d28d35428dde024e1398c238174d",
-    "dump_4": "08d29857af4df3a8b2c6d65dea16ce35edd56429ee4eb4681a4ceebe15e460ab",
+    "dump_4": "dfa258f263e3b1acd92294387fa528311783e36e242fae7d045ac1e16393b978",
     "replayed_5": "a8189471d3c68740f66eb359fc8e6c3b83f636878c776219b92c2f5b3ecaa469",
-    "dump_5": "02d972268b8a33181aac599d440ffcdc74856581eee49bed782d3059fddf52d9",
+    "dump_5": "e266a9396af396a36cc6af403d6a8970ef5c4daa06957b808d0e19c52bb1a343",
 }
 
 

@@ -30,6 +30,7 @@ from ..text import content_hash, normalize_name, short_id, unique_names
 from .chunking import chunk_spans, embedding_text
 from .extractors.base import require_names
 from .locate import Locator
+from .mention_spans import mention_spans
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -372,52 +373,21 @@ class _GraphWriter:
     # -- mentions -----------------------------------------------------------------------------
 
     def mentions(self, per_entity: int) -> list[Mention]:
-        """Every occurrence (whole words, any case, optional plural) of each entity's names."""
+        """Every occurrence (whole words, any case, optional plural) of each entity's names
+        (:func:`.mention_spans.mention_spans`: longer names first; an entity only written inside
+        longer names is mentioned there)."""
         if not self.local:
             return []
-        folded = self.doc.content.casefold()
-        text: str | None = folded
-        if len(folded) != len(self.doc.content):  # casefold changed lengths (e.g. "ß"): offsets would drift
-            text = self.doc.content.lower() if len(self.doc.content.lower()) == len(self.doc.content) else None
-        if text is None:
-            return []
-        n = len(text)
-        taken = bytearray(n)  # 1 where a longer name has claimed the character
-        found: list[tuple[int, int, str, str]] = []
-        chunk_for_span = self.locator.chunk_for_span
         # Most documents are one chunk: a span inside it needs no search (chunk_for_span would return it).
         one = self.locator.chunks[0] if len(self.locator.chunks) == 1 else None
-        # A word character is alphanumeric or "_"; the test is written out inline below: it runs for every
-        # occurrence of every name, and a function call for it was a fifth of this loop.
-        for name in sorted(self.local, key=len, reverse=True):  # "memory leak" before "memory"
-            nid, count, pos, size = self.local[name], 0, 0, len(name)
-            while count < per_entity:
-                i = text.find(name, pos)
-                if i < 0:
-                    break
-                pos = i + 1
-                if i and ((c := text[i - 1]).isalnum() or c == "_"):
-                    continue
-                j = i + size
-                # plural forms count as mentions ("es" first; "s" cannot start where "es" does)
-                if text.startswith("es", j):
-                    if not (j + 2 < n and ((c := text[j + 2]).isalnum() or c == "_")):
-                        j += 2
-                elif text.startswith("s", j) and not (j + 1 < n and ((c := text[j + 1]).isalnum() or c == "_")):
-                    j += 1
-                if j < n and ((c := text[j]).isalnum() or c == "_"):
-                    continue
-                if taken.find(1, i, j) >= 0:
-                    continue
-                chunk = one if one is not None and one.start <= i and j <= one.end else chunk_for_span(i, j)
-                if chunk is None:
-                    continue
-                taken[i:j] = b"\x01" * (j - i)
-                count += 1
-                found.append((i, j, nid, chunk.chunk_id))
-        found.sort(key=lambda f: f[0])  # stable: equal starts keep the order they were found in, as before
+        chunk_for_span = self.locator.chunk_for_span
+
+        def chunk_of(i: int, j: int) -> Chunk | None:
+            return one if one is not None and one.start <= i and j <= one.end else chunk_for_span(i, j)
+
         doc_id, version = self.doc.doc_id, self.doc.version
-        return [Mention(nid, cid, doc_id, version, i, j) for i, j, nid, cid in found]
+        return [Mention(nid, chunk.chunk_id, doc_id, version, i, j)
+                for nid, i, j, chunk in mention_spans(self.doc.content, self.local, per_entity, chunk_of)]
 
     # -- relations --------------------------------------------------------------------------
 
