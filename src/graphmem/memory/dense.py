@@ -105,6 +105,7 @@ def _held_top(ctx: Context, idx: VectorIndex, qvec: np.ndarray, filters: Mapping
     """``idx.top_of(qvec, ids, k)``, the same floats: the product over the same rows (float32 from the same
     stored float16 bytes, in the same order), from a matrix of the scope's own kept while the read stamp holds."""
     from ..retrieval.blas import matvec
+    from ..retrieval.vector_index import top_by_score
 
     store = ctx.store
     stamp = store.read_stamp()
@@ -131,20 +132,6 @@ def _held_top(ctx: Context, idx: VectorIndex, qvec: np.ndarray, filters: Mapping
         return []
     scores = matvec(scope.mat, np.asarray(qvec, dtype=np.float32).reshape(-1)).astype(np.float64)
     return top_by_score(scope.found, scores, k)
-
-
-def top_by_score(found: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """The ``k`` best ``(id, score)`` by (-score, id), as ``VectorIndex.top_of`` selects them."""
-    if k <= 0 or not found:
-        return []
-    if len(found) > k:
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        picked = np.flatnonzero(scores >= kth).tolist()
-    else:
-        picked = list(range(len(found)))
-    values = scores.tolist()
-    best = sorted((-values[j], found[j]) for j in picked)[:k]
-    return [(i, -s) for s, i in best]
 
 
 class _ScopeMatrix:

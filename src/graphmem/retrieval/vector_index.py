@@ -146,17 +146,7 @@ class VectorIndex:
         ``sorted(similarity(query, ids).items(), key=(-score, id))[:k]``, without a dict of every
         score and a sort of them all (a memory search ranks its whole scope for 20 seeds)."""
         found, scores = self._scores(query, ids)
-        if k <= 0 or not found:
-            return []
-        if len(found) > k:
-            # every one of the k best scores at least the k-th largest score: sort only those
-            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-            picked = np.flatnonzero(scores >= kth).tolist()
-        else:
-            picked = list(range(len(found)))
-        values = scores.tolist()
-        best = sorted((-values[j], found[j]) for j in picked)[:k]
-        return [(i, -s) for s, i in best]
+        return top_by_score(found, scores, k)
 
     def _scores(self, query: np.ndarray, ids: list[str]) -> tuple[list[str], np.ndarray]:
         """The items of ``ids`` that have a vector, in ``ids``' order, and their cosines (float64)."""
@@ -187,3 +177,18 @@ class VectorIndex:
         have = np.array([r >= 0 for r in rows])
         out[have] = self._mat[[r for r in rows if r >= 0]]
         return out
+
+
+def top_by_score(found: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The ``k`` best ``(id, score)`` of ``found`` (``scores[i]`` is ``found[i]``'s), best first, ties by id:
+    every one of the k best scores at least the k-th largest score, so only those are sorted."""
+    if k <= 0 or not found:
+        return []
+    if len(found) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        picked = np.flatnonzero(scores >= kth).tolist()
+    else:
+        picked = list(range(len(found)))
+    values = scores.tolist()
+    best = sorted((-values[j], found[j]) for j in picked)[:k]
+    return [(i, -s) for s, i in best]
