@@ -236,6 +236,9 @@ def test_ui_asks_for_the_token_and_then_sends_it(page: Any, corpus: Path) -> Non
         page.keyboard.press("Enter")
         page.locator("article.hit").first.wait_for()
         page.wait_for_function("document.getElementById('events-state').textContent === 'live'")
-        assert page.locator("#event-list li").count() >= 1  # the stream got the token in its header
+        # the stream got the token in its header: its first event arrives (a wait, not a count: "live" can be
+        # shown a moment before the first item is drawn on a loaded machine; times out if none ever comes)
+        page.locator("#event-list li").first.wait_for(timeout=15_000)
+        assert page.locator("#event-list li").count() >= 1
         shot(page, "9-token")
         page.evaluate("sessionStorage.clear()")
