@@ -8,10 +8,13 @@ import hashlib
 import re
 import unicodedata
 from array import array
+from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = [
     "STOP_WORDS",
     "content_hash",
+    "memo_short",
     "normalize_name",
     "query_words",
     "short_id",
@@ -52,7 +55,26 @@ def short_id(prefix: str, *parts: str) -> str:
     return f"{prefix}{h}"
 
 
-@functools.lru_cache(maxsize=1 << 16)  # a pure function of the name, asked ~120 times per ingested document
+_T = TypeVar("_T")
+
+
+def memo_short(maxsize: int, longest: int = 256) -> Callable[[Callable[[str], _T]], Callable[[str], _T]]:
+    """``functools.lru_cache`` for a pure function of one string that holds only strings of up to ``longest``
+    characters: a cache keeps key and result for the life of the process, so names of any length (a client's
+    200 KB "name") could pin 2 x ``maxsize`` times their size; longer ones are computed every time."""
+    def wrap(fn: Callable[[str], _T]) -> Callable[[str], _T]:
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def call(text: str) -> _T:
+            if type(text) is str and len(text) <= longest:
+                return cached(text)
+            return fn(text)
+        return call
+    return wrap
+
+
+@memo_short(1 << 16)  # a pure function of the name, asked ~120 times per ingested document
 def normalize_name(name: str) -> str:
     """Entity-name key: Unicode NFKC, casefolded, trimmed, inner whitespace collapsed."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", name).casefold()).strip()

@@ -24,7 +24,6 @@ stops changing once it is full (unchanged pages are not rewritten at all).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..models import Document, Edge, Node, Page, Provenance
 from ..store.rows import Claim, DocVersion
-from ..text import content_hash, normalize_name
+from ..text import content_hash, memo_short, normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
 from .markdown import dump_front_matter, parse_page, replace_generated, split_front_matter
@@ -59,7 +58,7 @@ def _quote(text: str, n: int = 160) -> str:
     return "“" + (one if len(one) <= n else one[: n - 1] + "…") + "”"
 
 
-@functools.lru_cache(maxsize=65536)  # names and types repeat across a batch's pages
+@memo_short(65536)  # names and types repeat across a batch's pages
 def _md(text: str) -> str:
     """A name as plain markdown text (no accidental links or emphasis)."""
     return " ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]").replace("*", "\\*")

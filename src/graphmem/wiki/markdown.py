@@ -17,7 +17,6 @@ Pure functions over text; no I/O. A page file is::
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import yaml
 
 from ..frontmatter import FrontMatterError, load_front_matter
 from ..models import PageLink
+from ..text import memo_short
 
 __all__ = [
     "BEGIN",
@@ -208,7 +208,7 @@ def _link_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-@functools.lru_cache(maxsize=65536)
+@memo_short(65536)
 def link_target(raw: str) -> str:
     """Normalise a link target the way pages are named: last path part, no ``.md``, lowercase."""
     target = raw.strip().replace("\\", "/").rsplit("/", 1)[-1].strip()
