@@ -43,6 +43,7 @@ SHIPPED = {
     "0022_memory_read_generations": "89602d9927ae429a69acac6cb6ceafe3c9b4e75ec2c5b16c27754d93e35e9b02",
     "0027_mention_rows_node_chunk": "823da8f42c34cef2ab8fe56839b4d005dbfd44227f3b14a29599c05570671e1c",
     "0031_memory_uses": "af33195da6dd75004a2834efb2d5b2752ae41acd68d13edde6c97b7442568812",
+    "0034_memory_uses_from_old_writers": "bc10e30b3c71327d0e7e843a8cd7d355c5f537e66b473b21bec0da6120ff618b",
 }
 
 

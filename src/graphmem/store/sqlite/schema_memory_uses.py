@@ -52,4 +52,18 @@ CREATE TABLE memory_uses (
 DROP INDEX IF EXISTS memories_used;
 """
 
-MEMORY_USES_MIGRATIONS: list[tuple[str, str]] = [("0031_memory_uses", _MEMORY_USES)]
+# An older graphmem that opened the file before 0031 keeps counting uses in ``memories`` (it refuses to open a
+# migrated file, but one already open goes on). Where a memory has a ``memory_uses`` row, reads take that row,
+# so those counts would vanish; this trigger adds them to it. This code never raises ``memories.uses`` (it
+# inserts it, and replay only lowers it back), so only an older writer fires it.
+_FORWARD_OLD_USES = """
+CREATE TRIGGER memory_uses_from_old_writers AFTER UPDATE OF uses ON memories
+WHEN new.uses > old.uses AND EXISTS (SELECT 1 FROM memory_uses WHERE rid = new.rowid_)
+BEGIN
+    UPDATE memory_uses SET uses = uses + (new.uses - old.uses), used_at = max(used_at, new.used_at)
+        WHERE rid = new.rowid_;
+END;
+"""
+
+MEMORY_USES_MIGRATIONS: list[tuple[str, str]] = [("0031_memory_uses", _MEMORY_USES),
+                                                 ("0034_memory_uses_from_old_writers", _FORWARD_OLD_USES)]
