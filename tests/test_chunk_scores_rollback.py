@@ -37,7 +37,7 @@ def _drop_d2_from_fts_and_roll_back(kb: graphmem.KnowledgeBase, read_inside: Cal
     return got
 
 
-def test_ranked_scores_read_inside_a_rolled_back_transaction_are_not_served_after_it(kb: graphmem.KnowledgeBase) -> None:
+def test_ranked_scores_read_in_a_rolled_back_transaction_are_not_served_after_it(kb: graphmem.KnowledgeBase) -> None:
     store = kb.store
     before = store.rank_chunks("Tracker", 10, keep_scores=True)
     assert len(before) == 2
