@@ -176,9 +176,11 @@ def _downgrade(db: Path) -> None:
         conn.execute("UPDATE memories SET uses = u.uses, used_at = u.used_at FROM memory_uses u"
                      " WHERE u.rid = memories.rowid_")
         conn.execute(trigger)
+        conn.execute("DROP TRIGGER IF EXISTS memory_uses_from_old_writers")  # 0034, which reads memory_uses
         conn.execute("DROP TABLE memory_uses")
         conn.execute("CREATE INDEX memories_used ON memories (archived, used_at)")
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0031_memory_uses'")
+        conn.execute("DELETE FROM schema_migrations WHERE name IN ('0031_memory_uses',"
+                     " '0034_memory_uses_from_old_writers')")
         conn.execute("COMMIT")
     finally:
         conn.close()
