@@ -16,7 +16,7 @@ from ..models import Edge, Page, Provenance
 __all__ = [
     # inputs
     "NameEntry", "VectorItem", "PageClaim", "PageSource", "SkillEdgeAdd", "SkillEdgeReweight", "MemoryEdgeInput",
-    "WeightUpdate", "ScopeFilters", "JsonObject",
+    "WeightUpdate", "ScopeFilters", "JsonObject", "scope_terms",
     # shared
     "ScoredId", "EmbedRow", "EdgeRow",
     # documents
@@ -63,6 +63,13 @@ WeightUpdate = tuple[float, str]
 ScopeFilters = Mapping[str, str | None]
 """Memory scope filters: keys ``tenant_id``, ``user_id``, ``agent_id``, ``run_id`` (equality on
 each one given; None or absent: no filter) and ``scope_key`` (the exact isolation key)."""
+
+
+def scope_terms(filters: ScopeFilters) -> list[tuple[str, str]]:
+    """The ``(column, value)`` pairs a scope filter limits a memory read to, in one order for every
+    backend (each writes its own placeholders and archived test around them)."""
+    return [(key, value) for key in ("tenant_id", "user_id", "agent_id", "run_id", "scope_key")
+            if (value := filters.get(key)) is not None]
 
 
 # -- shared shapes ---------------------------------------------------------------------------

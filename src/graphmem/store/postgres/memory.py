@@ -30,14 +30,14 @@ from ..rows import (
     ScopeState,
     ScoredId,
     WeightUpdate,
+    scope_terms,
 )
 from .fts import FtsPgMixin
 from .pgbase import Row
 
-__all__ = ["MemoryPgMixin", "SCOPE_FIELDS"]
+__all__ = ["MemoryPgMixin"]
 
 
-SCOPE_FIELDS = ("tenant_id", "user_id", "agent_id", "run_id")
 _COLUMNS = ("rowid_", "id", "tenant_id", "user_id", "agent_id", "run_id", "scope_key", "role", "text", "metadata",
             "said_at", "created_at", "updated_at", "used_at", "version", "quality", "floor", "relevance",
             "archived", "uses", "helpful", "unhelpful")
@@ -54,16 +54,9 @@ def _row(r: Row) -> MemoryRow:
 
 def _where(filters: ScopeFilters, include_archived: bool, alias: str = "m") -> tuple[str, list[Any]]:
     """``AND``-ed equality on the given scope fields (None values are not filters)."""
-    parts: list[str] = []
-    params: list[Any] = []
-    for key in SCOPE_FIELDS:
-        value = filters.get(key)
-        if value is not None:
-            parts.append(f"{alias}.{key} = %s")
-            params.append(value)
-    if filters.get("scope_key") is not None:  # exact isolation key (tenant, user, agent)
-        parts.append(f"{alias}.scope_key = %s")
-        params.append(filters["scope_key"])
+    terms = scope_terms(filters)
+    parts = [f"{alias}.{column} = %s" for column, _ in terms]
+    params: list[Any] = [value for _, value in terms]
     if not include_archived:
         parts.append(f"{alias}.archived = 0")
     return (" AND ".join(parts) or "TRUE"), params

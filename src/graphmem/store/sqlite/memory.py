@@ -33,11 +33,11 @@ from ..rows import (
 from .fts import pruned_fts_query
 from .memory_edges import MemoryEdgeSqlMixin
 from .memory_held import HeldRankInputs
-from .memory_scope import SCOPE_FIELDS, scope_where
+from .memory_scope import scope_where
 from .read_stamp import ReadStampMixin
 from .sqlbase import MAX_VARS, SqlHelpers, batches
 
-__all__ = ["MemorySqlMixin", "SCOPE_FIELDS", "USES", "USED_AT", "WITH_USES"]
+__all__ = ["MemorySqlMixin", "USES", "USED_AT", "WITH_USES"]
 
 
 _SCOPE_TOKENS = (("t", "tenant_id"), ("u", "user_id"), ("a", "agent_id"), ("r", "run_id"))

@@ -5,25 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..rows import ScopeFilters
+from ..rows import ScopeFilters, scope_terms
 
-__all__ = ["SCOPE_FIELDS", "scope_where"]
-
-SCOPE_FIELDS = ("tenant_id", "user_id", "agent_id", "run_id")
+__all__ = ["scope_where"]
 
 
 def scope_where(filters: ScopeFilters, include_archived: bool, alias: str = "m") -> tuple[str, list[Any]]:
     """``AND``-ed equality on the given scope fields (None values are not filters)."""
-    parts: list[str] = []
-    params: list[Any] = []
-    for key in SCOPE_FIELDS:
-        value = filters.get(key)
-        if value is not None:
-            parts.append(f"{alias}.{key} = ?")
-            params.append(value)
-    if filters.get("scope_key") is not None:  # exact isolation key (tenant, user, agent)
-        parts.append(f"{alias}.scope_key = ?")
-        params.append(filters["scope_key"])
+    terms = scope_terms(filters)
+    parts = [f"{alias}.{column} = ?" for column, _ in terms]
+    params: list[Any] = [value for _, value in terms]
     if not include_archived:
         # "+": never pick an index by the archived flag (it holds nearly every row; the scope
         # columns' indexes are the selective ones).
