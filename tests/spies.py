@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -35,3 +38,14 @@ def record_rank_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(search_mod, "_rank", spy)
     return seen
+
+
+@contextlib.contextmanager
+def traced_sql(conn: sqlite3.Connection) -> Iterator[list[str]]:
+    """Every SQL statement ``conn`` runs inside the block, in order (the trace is removed on the way out)."""
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        yield seen
+    finally:
+        conn.set_trace_callback(None)

@@ -10,6 +10,7 @@ from typing import Any
 
 import graphmem
 from graphmem.store.sqlite import memory as sqlite_memory
+from spies import traced_sql
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}}
 
@@ -27,12 +28,8 @@ def _truth(home: Path) -> dict[str, tuple[Any, ...]]:
 
 
 def _reads(kb: graphmem.KnowledgeBase, fn: Any) -> list[str]:
-    seen: list[str] = []
-    kb.store.conn.set_trace_callback(seen.append)  # type: ignore[attr-defined]
-    try:
+    with traced_sql(kb.store.conn) as seen:  # type: ignore[attr-defined]
         fn()
-    finally:
-        kb.store.conn.set_trace_callback(None)  # type: ignore[attr-defined]
     return [s for s in seen if s.startswith("SELECT m.id, coalesce(u.uses, m.uses), m.helpful")]
 
 

@@ -19,6 +19,7 @@ import pytest
 
 import graphmem
 from graphmem.retrieval.vector_index import VectorIndex
+from spies import traced_sql
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}}
 TOPICS = ["boats", "cars", "trains", "planes", "tea"]
@@ -54,12 +55,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def _statements(kb: graphmem.KnowledgeBase, fn: Any) -> list[str]:
-    seen: list[str] = []
-    kb.store.conn.set_trace_callback(seen.append)  # type: ignore[attr-defined]
-    try:
+    with traced_sql(kb.store.conn) as seen:  # type: ignore[attr-defined]
         fn()
-    finally:
-        kb.store.conn.set_trace_callback(None)  # type: ignore[attr-defined]
     return [s for s in seen if not s.startswith("--")]
 
 

@@ -22,6 +22,7 @@ import pytest
 import graphmem
 from clocks import ticking_clock
 from graphmem.store import open_store
+from spies import traced_sql
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}
 TOPICS = ["boats", "trains", "planes", "tea", "coffee"]
@@ -44,10 +45,8 @@ def test_a_search_counts_in_memory_uses_and_leaves_the_memories_rows_alone(tmp_p
         _fill(kb)
         wide = kb.store.conn.execute("SELECT * FROM memories ORDER BY rowid_").fetchall()
         before = _counts(kb)
-        seen: list[str] = []
-        kb.store.conn.set_trace_callback(seen.append)  # type: ignore[attr-defined]
-        ids = [h.id for h in kb.memory.search("boats trains", user_id="u1", limit=4).results]
-        kb.store.conn.set_trace_callback(None)  # type: ignore[attr-defined]
+        with traced_sql(kb.store.conn) as seen:  # type: ignore[attr-defined]
+            ids = [h.id for h in kb.memory.search("boats trains", user_id="u1", limit=4).results]
         assert len(ids) == 4
         assert not [s for s in seen if s.startswith("UPDATE memories")]
         assert kb.store.conn.execute("SELECT * FROM memories ORDER BY rowid_").fetchall() == wide

@@ -18,6 +18,7 @@ from clocks import ticking_clock
 from graphmem.models import Mention
 from graphmem.store.sqlite import mention_graph
 from graphmem.store.sqlite.mention_graph import MentionGraphCache
+from spies import traced_sql
 
 CONFIG = {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}, "chunking": {"size": 90, "overlap": 20}}
 TEXT = ("The Dispatch Service depends on the Ledger DB. The Ledger DB runs on Postgres. Bob maintains the "
@@ -245,12 +246,8 @@ def test_a_search_looks_for_other_processes_commits_once(home: Path, monkeypatch
         conn = kb.store.conn  # type: ignore[attr-defined]
 
         def traced() -> tuple[list[Any], list[str]]:
-            seen: list[str] = []
-            conn.set_trace_callback(seen.append)
-            try:
+            with traced_sql(conn) as seen:
                 hits = kb.search("Who maintains the Tracker?", k=5, kinds=["chunk", "entity"]).hits
-            finally:
-                conn.set_trace_callback(None)
             return [(h.id, h.score) for h in hits], seen
 
         traced()  # loads what a search holds
