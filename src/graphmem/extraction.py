@@ -20,7 +20,8 @@ from typing import Any
 from .errors import InvalidInput
 
 __all__ = ["EntitySpec", "RelationSpec", "Extraction", "parse_extraction", "load_extraction_file",
-           "MAX_JSON_DEPTH", "check_json_depth", "check_json_text", "loads_json"]
+           "MAX_JSON_DEPTH", "check_json_depth", "check_json_text", "loads_json", "ENTITY_FIELDS",
+           "RELATION_FIELDS"]
 
 # Deepest nesting of lists/objects accepted in JSON that graphmem reads (extraction files, bulk
 # records, LLM answers, document metadata). Real records nest 3-5 levels; a hostile file with
@@ -186,7 +187,42 @@ def parse_extraction(
             raise InvalidInput(f"{name}: expected a list, got {type(value).__name__}")
     ents = tuple(_entity(e, f"entities[{i}]") for i, e in enumerate(entities or []))
     rels = tuple(_relation(r, f"relations[{i}]") for i, r in enumerate(relations or []))
-    return Extraction(ents, rels)
+    warnings = [w for w in (_unknown_fields("entities", entities, ENTITY_FIELDS),
+                            _unknown_fields("relations", relations, RELATION_FIELDS)) if w]
+    return Extraction(ents, rels, {"warnings": warnings} if warnings else {})
+
+
+ENTITY_FIELDS = ("name", "type", "supporting_text", "aliases")
+RELATION_FIELDS = ("source", "target", "type", "confidence", "supporting_text")
+# What agents and LLMs write instead of the contract's names (a misspelt field would otherwise drop the
+# evidence of every item without a word: "quote" for supporting_text left each relation with no span).
+_MEANT = {"quote": "supporting_text", "evidence": "supporting_text", "text": "supporting_text",
+          "support": "supporting_text", "supporting_quote": "supporting_text", "supportingtext": "supporting_text",
+          "supporting-text": "supporting_text", "span": "supporting_text", "label": "type",
+          "relation": "type", "predicate": "type", "kind": "type", "subject": "source", "head": "source",
+          "from": "source", "object": "target", "tail": "target", "to": "target", "alias": "aliases",
+          "score": "confidence"}
+
+
+def _unknown_fields(what: str, items: Sequence[Any] | None, known: tuple[str, ...]) -> str:
+    """One warning naming the fields of ``items`` the contract does not read (they are ignored), with
+    how many items carry each and the field probably meant; "" when there are none."""
+    counts: dict[str, int] = {}
+    for item in items or []:
+        if isinstance(item, Mapping):
+            for key in item:
+                if key not in known:
+                    counts[str(key)] = counts.get(str(key), 0) + 1
+    if not counts:
+        return ""
+    parts = []
+    for key in sorted(counts):
+        n = counts[key]
+        meant = _MEANT.get(key.lower())
+        hint = f", did you mean '{meant}'?" if meant else ""
+        parts.append(f"{reprlib.repr(key)} ({n} item{'s' if n != 1 else ''}{hint})")
+    return (f"{what}: unknown field(s) ignored: {'; '.join(parts)}; the fields read are "
+            f"{', '.join(known)}")
 
 
 def load_extraction_file(path: str | Path) -> Extraction:

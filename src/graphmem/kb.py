@@ -154,8 +154,8 @@ class KnowledgeBase:
         Malformed input raises InvalidInput and writes nothing; acceptable-but-skipped
         items (low confidence, unknown entity, unlocatable quote) are listed in warnings.
         """
-        extraction = parse_extraction(entities, relations)
-        return ingest_document(self.ctx, doc_id, title, source, raw_content, extraction, metadata).to_dict()
+        return self.ingest(doc_id, title, source, raw_content, parse_extraction(entities, relations),
+                           metadata).to_dict()
 
     def ingest(
         self,
@@ -166,8 +166,14 @@ class KnowledgeBase:
         extraction: Extraction | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> IngestResult:
-        """Like :meth:`ingest_with_content` with an already-validated :class:`Extraction`."""
-        return ingest_document(self.ctx, doc_id, title, source, content, extraction or Extraction(), metadata)
+        """Like :meth:`ingest_with_content` with an already-validated :class:`Extraction` (what its parser
+        warned about, e.g. fields the contract does not read, leads the result's warnings)."""
+        extraction = extraction or Extraction()
+        result = ingest_document(self.ctx, doc_id, title, source, content, extraction, metadata)
+        said = extraction.extra.get("warnings") if isinstance(extraction.extra, dict) else None
+        if said:
+            result.warnings[:0] = [str(w) for w in said]
+        return result
 
     def ingest_paths(
         self,

@@ -190,16 +190,21 @@ def make_extractor(ctx: Context, name: str | None) -> Extractor | None:
 def _extract(extractor: Extractor | None, doc: SourceDocument, min_conf: float
              ) -> tuple[Extraction, list[str]] | ExtractionError:
     if doc.extraction is not None:  # agent-supplied: used as given, validated like the rest
-        return validate_extraction(doc.extraction, doc.text, min_conf, source="supplied extraction")
+        valid, warnings = validate_extraction(doc.extraction, doc.text, min_conf, source="supplied extraction")
+        return valid, [f"supplied extraction: {w}" for w in _extra_warnings(doc.extraction)] + warnings
     if extractor is None:
         return Extraction(), []
     try:
         ex = extractor.extract(doc)
     except ExtractionError as exc:
         return exc
-    extra_warnings = list(ex.extra.get("warnings", [])) if isinstance(ex.extra, dict) else []
     valid, warnings = validate_extraction(ex, doc.text, min_conf, source=f"{extractor.name} extractor")
-    return valid, extra_warnings + warnings
+    return valid, _extra_warnings(ex) + warnings
+
+
+def _extra_warnings(ex: Extraction) -> list[str]:
+    """What the extraction's producer or its parser said (e.g. fields the contract does not read)."""
+    return list(ex.extra.get("warnings", [])) if isinstance(ex.extra, dict) else []
 
 
 # -- the writer loop ------------------------------------------------------------------------------
