@@ -65,3 +65,20 @@ def test_an_extraction_file_and_a_jsonl_record_report_them(tmp_path: Path) -> No
         assert summary.added == 1
         assert any("supplied extraction: entities: unknown field(s) ignored" in w and "'quote'" in w
                    for w in summary.warnings)
+
+
+def test_a_relation_without_supporting_text_gets_no_empty_quote_on_its_pages(tmp_path: Path) -> None:
+    kb = graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}})
+    with kb:
+        ents = [{"name": "Ada Lovelace", "type": "person", "supporting_text": "Ada Lovelace"},
+                {"name": "Charles Babbage", "type": "person", "supporting_text": "Charles Babbage"},
+                {"name": "Analytical Engine", "type": "machine", "supporting_text": "Analytical Engine"}]
+        rels = [{"source": "Ada Lovelace", "target": "Charles Babbage", "type": "worked with"},
+                {"source": "Charles Babbage", "target": "Analytical Engine", "type": "designed",
+                 "supporting_text": "Charles Babbage on the Analytical Engine"}]
+        kb.ingest_with_content("d1", "Engines", "", TEXT, ents, rels)
+    pages = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "kb" / "wiki").rglob("*.md")}
+    assert not any("“”" in text for text in pages.values())
+    ada = pages["ada-lovelace.md"]
+    assert "**Ada Lovelace** worked with [[charles-babbage]] (confidence 1.00) — [[doc-engines]] v1" in ada
+    assert "“Charles Babbage on the Analytical Engine”" in pages["charles-babbage.md"]

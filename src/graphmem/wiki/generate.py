@@ -90,9 +90,11 @@ class _Ctx:
         if p is None:
             return ""
         chunk = f"chunk `{p.chunk_id}`" if p.chunk_id else ""
+        # an item extracted without supporting text has no quote to show (an empty one printed as “”)
+        quote = f" — {_quote(p.text)}" if p.text.strip() else ""
         if p.doc_id == own_doc:
-            return f" — {_quote(p.text)}" + (f" — {chunk}" if chunk else "")
-        return f" — {_quote(p.text)} — {self.doc(p.doc_id)} v{p.version}" + (f", {chunk}" if chunk else "")
+            return quote + (f" — {chunk}" if chunk else "")
+        return f"{quote} — {self.doc(p.doc_id)} v{p.version}" + (f", {chunk}" if chunk else "")
 
     def claim(self, e: Edge, p: Provenance | None, own_doc: str | None = None, self_id: str | None = None) -> str:
         """``- [[a]] type [[b]] (confidence) — quote — citation``; the page's own entity
