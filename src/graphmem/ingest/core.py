@@ -132,7 +132,10 @@ def ingest_document(
         ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
     with store.transaction():
         latest = store.latest_documents([doc_id]).get(doc_id)  # its hash, not its text (rebuilt from chunks)
-        if latest is not None and latest.content_hash == digest:
+        # The title is part of what a version indexes (its BM25F column, every chunk's embedding header):
+        # a new title on the same text is a new version; no title given keeps the stored one.
+        retitled = isinstance(title, str) and bool(title.strip()) and latest is not None and latest.title != title_s
+        if latest is not None and latest.content_hash == digest and not retitled:
             return IngestResult(
                 doc_id, "unchanged", latest.version, chunk_count=latest.chunk_count,
                 warnings=[f"document '{doc_id}' is unchanged (same content as version {latest.version}); "

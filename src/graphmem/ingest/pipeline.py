@@ -261,10 +261,12 @@ def ingest_documents(
                     break
             if not window:
                 return
-            hashes = store.document_hashes(d.doc_id for d in window)
+            stored = store.latest_documents(d.doc_id for d in window)
             unchanged = 0
             for d in window:
-                if hashes.get(d.doc_id) == content_hash(d.text):
+                was = stored.get(d.doc_id)
+                if (was is not None and was.content_hash == content_hash(d.text)
+                        and was.title == ((d.title or d.doc_id).strip() or d.doc_id)):
                     unchanged += 1
                 else:
                     pending.append((d, pool.submit(_extract, extractor, d, min_conf)))
