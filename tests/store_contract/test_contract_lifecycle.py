@@ -206,3 +206,19 @@ def test_read_stamp_moves_with_every_write_but_a_searchs_use_counts(store, open_
         store.append_event("own in scope", "x", T0, {})  # own writes still show
         assert store.read_stamp() != pinned
     assert store.read_stamp() != pinned  # the commit seen once the scope ends
+
+
+@contract("compact_text_indexes")
+def test_compacting_the_text_indexes_keeps_every_ranking_and_score(store) -> None:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    for i in range(40):  # one transaction each: an FTS5 segment each, before automerge
+        document(store, f"d{i}", [f"{words[i % 8]} {words[(i * 3) % 8]} passage {i}", f"more {words[i % 5]} text"],
+                 title=f"{words[(i + 1) % 8]} title")
+    queries = ["alpha gamma", "theta title", "passage 7", "more text beta"]
+    before = [store.rank_chunks(q, k=50) for q in queries]
+    with store.transaction():
+        done = store.compact_text_indexes({"chunks": 80, "names": 0})
+    assert set(done) <= {"chunks"}
+    assert [store.rank_chunks(q, k=50) for q in queries] == before
+    with pytest.raises(ValueError, match="no full-text index 'passages'"), store.transaction():
+        store.compact_text_indexes({"passages": 1})

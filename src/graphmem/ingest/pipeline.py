@@ -332,6 +332,7 @@ def ingest_documents(
                 on_stage("updating wiki pages")  # can take many seconds after the last document
             # The rest (an interrupted run leaves them marked for the next).
             ctx.hooks.call(WIKI_FLUSH, summary.warnings)
+            _compact_text_indexes(ctx, summary)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
@@ -340,6 +341,14 @@ def ingest_documents(
         pool.shutdown(wait=not summary.interrupted, cancel_futures=True)
         summary.elapsed = time.perf_counter() - started
     return summary
+
+
+def _compact_text_indexes(ctx: Context, summary: IngestSummary) -> None:
+    """After a run that wrote a good share of the passages or names, merge their full-text index segments
+    (search reads every segment); skipped, never waited for, when another process is writing."""
+    written = {"chunks": summary.chunks, "names": summary.entities}
+    if any(written.values()):
+        ctx.store.try_write(lambda: ctx.store.compact_text_indexes(written))
 
 
 class _DocumentFailed(Exception):

@@ -84,6 +84,13 @@ class Lifecycle(Protocol):
         """Set a fact (replacing it), or with None remove it (removing an unset key does nothing)."""
         ...
 
+    def compact_text_indexes(self, written: dict[str, int]) -> list[str]:
+        """Merge the segments of the full-text indexes a run wrote to (``written``: "chunks", "names",
+        "pages", "memories" or "skills" -> rows it wrote) where they have fragmented and the run wrote
+        enough of them to pay for it; rankings and scores stay the same. Returns the indexes merged (a
+        backend without segments: none). Call inside a write transaction."""
+        ...
+
     def stats(self) -> StoreStats:
         """Counts of what is stored (latest documents, versions, chunks, nodes per kind, ...) and the
         size on disk in bytes."""

@@ -6,7 +6,8 @@ from typing import Any
 
 from ...text import query_words
 
-__all__ = ["_fts_query", "fts_query", "pruned_fts_query"]
+__all__ = ["_fts_query", "fts_query", "pruned_fts_query", "FTS_INDEXES", "MIN_SEGMENTS", "MIN_WRITTEN_SHARE",
+           "fts_segments", "compact_fts"]
 
 
 def _fts_query(text: str) -> str | None:
@@ -50,3 +51,40 @@ def pruned_fts_query(conn: Any, table: str, text: str, total: int, max_share: fl
                 ('"' + w.replace('"', '""') + '"', cap)).fetchone()[0] >= cap
     keep = [w for w in words if not memo[w]]
     return _fts_query(" ".join(keep or words))
+
+
+# The full-text indexes by the names callers use, and the least number of segments worth merging. FTS5 adds
+# a segment per committed write and merges four of a level into one of the next (automerge), so a knowledge
+# base built by many small transactions keeps ~3 segments per level: 21 on 2Wiki (6,119 passages). A term is
+# looked up in every segment, and 'optimize' (one segment) made the default search's BM25 reads 18% cheaper
+# there with the same rankings and scores (docs/benchmarks.md, "Compacted full-text indexes").
+FTS_INDEXES = {"chunks": "chunks_fts", "names": "node_names_fts", "pages": "pages_fts", "memories": "memories_fts",
+               "skills": "skills_fts"}
+MIN_SEGMENTS = 8
+# 'optimize' rewrites the whole index: it runs only when the caller's writes were at least this share of
+# the index's rows, so that the writes pay for it (a 10-document ingest into a million passages does not).
+MIN_WRITTEN_SHARE = 1 / 16
+
+
+def fts_segments(conn: Any, table: str) -> int:
+    """How many segments ``table``'s index has (one after 'optimize')."""
+    return int(conn.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0])
+
+
+def compact_fts(conn: Any, written: dict[str, int]) -> list[str]:
+    """Merge the segments of each index named in ``written`` (index name -> rows the caller wrote to it)
+    that has at least MIN_SEGMENTS of them when those rows are at least MIN_WRITTEN_SHARE of its rows.
+    Returns the names of the indexes merged. Inside the caller's write transaction."""
+    done = []
+    for name, rows in sorted(written.items()):
+        table = FTS_INDEXES.get(name)
+        if table is None:
+            raise ValueError(f"no full-text index {name!r}; known: {', '.join(FTS_INDEXES)}")
+        if rows <= 0 or fts_segments(conn, table) < MIN_SEGMENTS:
+            continue
+        total = int(conn.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()[0])
+        if rows < total * MIN_WRITTEN_SHARE:
+            continue
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        done.append(name)
+    return done

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from ..rows import StoreStats
+from .fts import compact_fts
 from .sqlbase import SqlHelpers
 from .txn import TransactionMixin
 
@@ -47,6 +48,13 @@ class LifecycleSqlMixin(TransactionMixin, SqlHelpers):
                 "INSERT INTO kb_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    def compact_text_indexes(self, written: dict[str, int]) -> list[str]:
+        """Merge the segments of the full-text indexes a run wrote to (``written``: index name -> rows
+        it wrote) where they have fragmented and the run wrote a large enough share of them to pay
+        for it; rankings and scores stay the same. Returns the indexes merged. Call inside a write
+        transaction."""
+        return compact_fts(self.conn, written)
 
     # -- stats -----------------------------------------------------------------------------------
 
