@@ -97,3 +97,4 @@ def test_the_bar_and_the_share(tmp_path: Path) -> None:
             assert compact_fts(conn, {"chunks": 40}) == []  # one segment now: under the bar
         with pytest.raises(ValueError, match="no full-text index 'passages'; known: chunks, names"):
             compact_fts(conn, {"passages": 1})
+
