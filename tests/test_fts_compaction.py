@@ -1,7 +1,7 @@
 """Full-text index segments merged after a run that wrote a good share of them (SQLite's FTS5).
 
 A term is looked up in every segment; a knowledge base built by many small writes kept ~20 of them
-(2Wiki: 21), and merging them made the default search's BM25 reads 18% cheaper with the same
+(2Wiki: 21), and merging them made the default search's BM25 reads 15-20% cheaper with the same
 rankings and scores (docs/benchmarks.md)."""
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def pruned_fts_query(conn: Any, table: str, text: str, total: int, max_share: fl
 # The full-text indexes by the names callers use, and the least number of segments worth merging. FTS5 adds
 # a segment per committed write and merges four of a level into one of the next (automerge), so a knowledge
 # base built by many small transactions keeps ~3 segments per level: 21 on 2Wiki (6,119 passages). A term is
-# looked up in every segment, and 'optimize' (one segment) made the default search's BM25 reads 18% cheaper
+# looked up in every segment, and 'optimize' (one segment) made the default search's BM25 reads 15-20% cheaper
 # there with the same rankings and scores (docs/benchmarks.md, "Compacted full-text indexes").
 FTS_INDEXES = {"chunks": "chunks_fts", "names": "node_names_fts", "pages": "pages_fts", "memories": "memories_fts",
                "skills": "skills_fts"}
