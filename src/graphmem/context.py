@@ -19,11 +19,12 @@ from typing import Any
 from .config import Config
 from .store import Store
 
-__all__ = ["Context", "Hooks", "utc_now", "AFTER_INGEST", "WIKI_DEFERRED", "WIKI_FLUSH", "WIKI_FLUSH_DUE",
-           "DELETE_DOCUMENT", "SKILLS_CHANGED", "FIND_ENTITY", "SEARCH_WIKI"]
+__all__ = ["Context", "Hooks", "utc_now", "AFTER_INGEST", "AFTER_DELETE", "WIKI_DEFERRED", "WIKI_FLUSH",
+           "WIKI_FLUSH_DUE", "DELETE_DOCUMENT", "SKILLS_CHANGED", "FIND_ENTITY", "SEARCH_WIKI"]
 
 # The hooks the engine calls, registered by kb.py (signatures and owners in docs/architecture.md).
 AFTER_INGEST = "after_ingest"  # (doc_id, node_ids, warnings): inside the ingest transaction
+AFTER_DELETE = "after_delete"  # (doc_id, kept node_ids, removed node_ids): inside the delete transaction
 WIKI_DEFERRED = "wiki_deferred"  # (flush=bool) -> context manager: page regeneration held until its end
 WIKI_FLUSH = "wiki_flush"  # (warnings) -> dict: regenerate every page still pending
 WIKI_FLUSH_DUE = "wiki_flush_due"  # (warnings): regenerate pending pages when enough documents piled up

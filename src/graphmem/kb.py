@@ -13,6 +13,7 @@ from typing import Any
 from .config import DEFAULT_CONFIG_TOML, Config, load_config
 from .config_sections import redact_url
 from .context import (
+    AFTER_DELETE,
     AFTER_INGEST,
     DELETE_DOCUMENT,
     FIND_ENTITY,
@@ -84,6 +85,7 @@ class KnowledgeBase:
         hooks = self.ctx.hooks
         for name, face, method in (
             (AFTER_INGEST, "wiki", "after_ingest"),
+            (AFTER_DELETE, "wiki", "after_delete"),
             (WIKI_DEFERRED, "wiki", "deferred"),
             (WIKI_FLUSH, "wiki", "flush"),
             (WIKI_FLUSH_DUE, "wiki", "flush_due"),

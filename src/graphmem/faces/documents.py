@@ -6,6 +6,7 @@ import builtins
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..context import AFTER_DELETE
 from ..errors import InvalidInput, NotFound
 from ..extraction import Extraction
 from ..ingest.core import IngestResult, ingest_document
@@ -149,4 +150,6 @@ class Documents:
                 "versions": [d.version for d in versions],
                 "nodes_removed": len(removed_nodes), "edges_removed": len(removed_edges),
             })
+            gone = set(removed_nodes)  # the wiki: its pages go, the pages of what it touched are made again
+            self._kb.ctx.hooks.call(AFTER_DELETE, doc_id, [n for n in node_ids if n not in gone], list(removed_nodes))
         return DocumentDeleted(doc_id, len(versions), len(removed_nodes), len(removed_edges))

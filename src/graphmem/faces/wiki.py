@@ -24,6 +24,7 @@ from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
 from ..wiki.markdown import dump_front_matter, split_front_matter
+from ..wiki.orphans import retire_pages
 from ..wiki.pagewrite import (
     check_page_args,
     given_front_matter,
@@ -458,6 +459,19 @@ class Wiki:
                 warnings.append(msg)
             else:
                 self._kb.warn(msg)
+
+    def after_delete(self, doc_id: str, kept: Sequence[str], removed: Sequence[str]) -> None:
+        """Called inside a document delete's transaction: the document's summary page and the pages of the
+        entities it alone supported are retired (wiki/orphans.py), the pages of the entities it touched
+        that remain are made again without it."""
+        warnings: list[str] = []
+        retire_pages(self._core, doc_id, removed, warnings)
+        if kept and self._kb.config.wiki.auto_pages:
+            self._kb.store.mark_wiki_dirty([ENT + e for e in kept])
+            if not self._defer:
+                self.flush(warnings, label=f"document {doc_id} deleted")
+        for w in warnings:
+            self._kb.warn(w)
 
     def flush(self, warnings: list[str] | None = None, label: str | None = None, retry_failed: bool = False
               ) -> dict[str, Any]:

@@ -73,6 +73,7 @@ class PageWrite:
     front_matter: dict[str, Any] | None = None  # what ``text`` was rendered with (skips re-parsing)
     parsed: ParsedPage | None = None  # ``parse_page`` of ``text``, when the planner needed it already
     extra: dict[str, Any] = field(default_factory=dict)
+    drop_subject: bool = False  # the page stops being a generated page (its subject is gone)
 
 
 @dataclass
@@ -198,7 +199,8 @@ class WikiCore:
             summary=w.summary or page_summary(fm, parsed.body), tags=[str(t) for t in tags], front_matter=fm,
             content=index_text(parsed.body), content_hash=content_hash(w.text), size=size, mtime_ns=mtime_ns,
             node_id=existing.node_id if existing and existing.node_id else short_id("p_", w.slug),
-            subject=w.subject if w.subject is not None else (existing.subject if existing else None),
+            subject=None if w.drop_subject else w.subject if w.subject is not None else (
+                existing.subject if existing else None),
             entity_type=parsed.stated_type, contradictions=parsed.contradictions, stub=parsed.stub,
             created_at=existing.created_at if existing else now, updated_at=now, shard=shard_of(w.slug),
             text=w.text,

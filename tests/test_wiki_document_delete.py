@@ -1,0 +1,97 @@
+"""Deleting a document takes its generated wiki pages with it and brings the others up to date.
+
+Before, `graphmem docs rm` (and `ingest --prune`) left the document's summary page, the pages of the
+entities it alone supported, and claims citing it on every other page; `graphmem check` then reported
+"page sources name missing documents"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import graphmem
+from graphmem.portability import check
+
+TEXT1 = "The Route Planner reads from the Redis cache. Redis Sentinel watches the Redis cache."
+TEXT2 = "The Dispatch API uses the Route Planner. The Route Planner writes to ledger-db."
+E1 = [{"name": "Route Planner", "type": "service", "supporting_text": "The Route Planner reads from the Redis cache."},
+      {"name": "Redis cache", "type": "cache", "supporting_text": "The Route Planner reads from the Redis cache."},
+      {"name": "Redis Sentinel", "type": "software", "supporting_text": "Redis Sentinel watches the Redis cache."}]
+R1 = [{"source": "Route Planner", "target": "Redis cache", "type": "reads from",
+       "supporting_text": "The Route Planner reads from the Redis cache."},
+      {"source": "Redis Sentinel", "target": "Redis cache", "type": "watches",
+       "supporting_text": "Redis Sentinel watches the Redis cache."}]
+E2 = [{"name": "Dispatch API", "type": "service", "supporting_text": "The Dispatch API uses the Route Planner."},
+      {"name": "Route Planner", "type": "service", "supporting_text": "The Dispatch API uses the Route Planner."},
+      {"name": "ledger-db", "type": "database", "supporting_text": "The Route Planner writes to ledger-db."}]
+R2 = [{"source": "Dispatch API", "target": "Route Planner", "type": "uses",
+       "supporting_text": "The Dispatch API uses the Route Planner."},
+      {"source": "Route Planner", "target": "ledger-db", "type": "writes to",
+       "supporting_text": "The Route Planner writes to ledger-db."}]
+
+
+def _kb(tmp_path: Path) -> graphmem.KnowledgeBase:
+    return graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}, "wiki": {"entity_min_documents": 1}})
+
+
+def _files(tmp_path: Path) -> dict[str, str]:
+    wiki = tmp_path / "kb" / "wiki"
+    return {str(p.relative_to(wiki)): p.read_text(encoding="utf-8") for p in wiki.rglob("*.md")}
+
+
+def _ingest(kb: graphmem.KnowledgeBase) -> None:
+    kb.ingest_with_content("cache-notes", "Cache notes", "", TEXT1, E1, R1)
+    kb.ingest_with_content("dispatch-notes", "Dispatch notes", "", TEXT2, E2, R2)
+
+
+def test_the_deleted_documents_pages_go_and_the_rest_no_longer_cite_it(tmp_path: Path) -> None:
+    with _kb(tmp_path) as kb:
+        _ingest(kb)
+        before = _files(tmp_path)
+        assert "summary/doc-cache-notes.md" in before and "entity/redis-sentinel.md" in before
+        kb.documents.delete("cache-notes")
+        after = _files(tmp_path)
+        # the summary page and the pages of entities only it supported are gone, files and rows
+        assert "summary/doc-cache-notes.md" not in after
+        assert "entity/redis-sentinel.md" not in after and "entity/redis-cache.md" not in after
+        assert kb.store.get_page("doc-cache-notes") is None and kb.store.get_page("redis-sentinel") is None
+        # what stays says nothing of the deleted document (the log says what happened)
+        assert not any("cache-notes" in text or "Cache notes" in text for name, text in after.items()
+                       if name != "log.md")
+        planner = after["entity/route-planner.md"]
+        assert "dispatch-notes@v1" in planner and "[[dispatch-api]] uses **Route Planner**" in planner
+        assert "reads from" not in planner
+        assert "[[doc-cache-notes" not in after["index.md"]
+        report = check(kb.ctx)
+        assert report["ok"], report
+        assert any("delete" in line and "doc-cache-notes" in line for line in after["log.md"].splitlines())
+
+
+def test_a_page_a_person_wrote_in_keeps_their_text_without_graphmems_block(tmp_path: Path) -> None:
+    with _kb(tmp_path) as kb:
+        _ingest(kb)
+    page = tmp_path / "kb" / "wiki" / "entity" / "redis-sentinel.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nOur Sentinel runs on three hosts.\n", encoding="utf-8")
+    with _kb(tmp_path) as kb:
+        kb.documents.delete("cache-notes")
+        text = page.read_text(encoding="utf-8")
+        assert "Our Sentinel runs on three hosts." in text
+        assert "graphmem:begin generated" not in text and "cache-notes" not in text
+        row = kb.store.get_page("redis-sentinel")
+        assert row is not None and row.subject is None  # now a page of its own: graphmem no longer writes it
+        assert check(kb.ctx)["ok"]
+
+
+def test_ingest_prune_takes_the_pages_of_a_removed_file_too(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Alpha notes\n\nThe Route Planner reads from the Redis cache.\n", encoding="utf-8")
+    (notes / "b.md").write_text("# Beta notes\n\nThe Dispatch API uses the Route Planner.\n", encoding="utf-8")
+    with _kb(tmp_path) as kb:
+        kb.ingest_paths([notes])
+        assert any(k.startswith("summary/doc-alpha-notes") for k in _files(tmp_path))
+        (notes / "a.md").unlink()
+        kb.ingest_paths([notes], prune=True)
+        files = _files(tmp_path)
+        assert not any(k.startswith("summary/doc-alpha-notes") for k in files)
+        assert not any("Alpha notes" in t for t in files.values())
+        assert check(kb.ctx)["ok"]
