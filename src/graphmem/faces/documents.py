@@ -41,8 +41,8 @@ class Documents:
         """Add a document without extraction (chunks only).
 
         ``doc_id`` defaults to ``doc_`` + the first 12 hex digits of the content hash.
-        The same content again is a no-op (``status == "unchanged"``); new content under
-        the same id becomes a new version.
+        The same content again is a no-op (``status == "unchanged"``); new content (or a new
+        title) under the same id becomes a new version.
         """
         if doc_id is None:
             if not isinstance(content, str):

@@ -3,8 +3,8 @@ the evidence tying each of them to the exact text that supports it — in ONE tr
 
 Rules (DESIGN.md, extraction contract):
 
-* the same content under the same id again is a no-op that says so; new content is a new
-  version, and the old version with its evidence stays readable;
+* the same content (and title, when one is given) under the same id again is a no-op that says so;
+  new content or a new title is a new version, and the old version with its evidence stays readable;
 * relations below ``graph.min_confidence`` are skipped and reported; so are relations naming
   an entity that is neither in the document's entity list nor in the graph;
 * evidence spans are character offsets of the supporting text in the document, found
@@ -104,6 +104,21 @@ def validate_document_fields(
     return doc_id.strip(), (title or doc_id).strip() or doc_id, (source or "").strip(), raw_content, metadata
 
 
+def same_version(latest: Document, digest: str, doc_id: str, title: str | None) -> bool:
+    """Is a document of content hash ``digest`` and ``title`` what ``latest`` already stores? The title is
+    part of what a version indexes (its BM25F column, every chunk's embedding header), so a new title on
+    the same text is a new version. No title (None, blank, or the document id, which callers without
+    one put in its place: MCP, HTTP, a JSONL record without a title) keeps the stored one."""
+    if latest.content_hash != digest:
+        return False
+    return not _title_given(doc_id, title) or (title or "").strip() == latest.title
+
+
+def _title_given(doc_id: str, title: str | None) -> bool:
+    given = (title or "").strip()
+    return bool(given) and given != doc_id.strip()
+
+
 def _chunks_for(doc: Document, size: int, overlap: int) -> list[Chunk]:
     return [
         Chunk(f"{doc.doc_id}:v{doc.version}:c{i}", doc.doc_id, doc.version, i, s, e, doc.content[s:e])
@@ -132,15 +147,14 @@ def ingest_document(
         ctx.embeddings.check_model()  # refuse to mix embedding models before writing anything
     with store.transaction():
         latest = store.latest_documents([doc_id]).get(doc_id)  # its hash, not its text (rebuilt from chunks)
-        # The title is part of what a version indexes (its BM25F column, every chunk's embedding header):
-        # a new title on the same text is a new version; no title given keeps the stored one.
-        retitled = isinstance(title, str) and bool(title.strip()) and latest is not None and latest.title != title_s
-        if latest is not None and latest.content_hash == digest and not retitled:
+        if latest is not None and same_version(latest, digest, doc_id, title):
             return IngestResult(
                 doc_id, "unchanged", latest.version, chunk_count=latest.chunk_count,
                 warnings=[f"document '{doc_id}' is unchanged (same content as version {latest.version}); "
                           "nothing added"],
             )
+        if latest is not None and not _title_given(doc_id, title):
+            title_s = latest.title  # a new version without a title keeps the one the document has
         now = ctx.now()
         version = 1 if latest is None else latest.version + 1
         doc = Document(doc_id, version, title_s, source_s, content, digest, meta, now)

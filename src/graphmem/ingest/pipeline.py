@@ -28,7 +28,7 @@ from ..extraction import Extraction
 from ..text import content_hash
 from ..trust import endpoint_api_key
 from .batch_vectors import await_extractions, prefetch_vectors
-from .core import ingest_document
+from .core import ingest_document, same_version
 from .discover import discover
 from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
@@ -265,8 +265,7 @@ def ingest_documents(
             unchanged = 0
             for d in window:
                 was = stored.get(d.doc_id)
-                if (was is not None and was.content_hash == content_hash(d.text)
-                        and was.title == ((d.title or d.doc_id).strip() or d.doc_id)):
+                if was is not None and same_version(was, content_hash(d.text), d.doc_id, d.title):
                     unchanged += 1
                 else:
                     pending.append((d, pool.submit(_extract, extractor, d, min_conf)))

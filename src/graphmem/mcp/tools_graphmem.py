@@ -143,7 +143,7 @@ def register_graphmem_tools(reg: Registry, ingest_roots: Sequence[Path] = ()) ->
         Graph way: you extract, graphmem does the bookkeeping). Every entity and relation needs a
         verbatim supporting_text from the document; one that cannot be found is reported in
         warnings, not stored; relations below confidence 0.6 are skipped. The same text again is a
-        no-op. Without entities/relations only the text is stored (searchable)."""
+        no-op (a new title on it is a new version). Without entities/relations only the text is stored (searchable)."""
         ents = [e.model_dump() for e in entities or []]
         rels = [r.model_dump() for r in relations or []]
         return IngestOut.model_validate(kb.ingest_with_content(doc_id, title or doc_id, source or "mcp", text,

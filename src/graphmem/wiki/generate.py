@@ -25,7 +25,7 @@ stops changing once it is full (unchanged pages are not rewritten at all).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ from ..text import content_hash, memo_short, normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import exists, read_bytes
 from .markdown import dump_front_matter, parse_page, replace_generated, split_front_matter
-from .retitle import earlier_titles, retitled
+from .retitle import Retitle, retitled
 from .scope import LastRound, labelled, relink_scope
 from .scope import pageless as find_pageless
 from .slugs import fallback_slug, page_path, slugify
@@ -308,7 +308,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
             # Obsidian resolves [[Dispatch API]] through aliases (graphmem through the slug).
             aliases = list(dict.fromkeys([ctx.nodes[nid].name, *ctx.nodes[nid].aliases[:10]]))
         w = _page_write(core, page, category, slug, title, subject, block, sources, tags, aliases, now,
-                        earlier_titles(store, docs[subject[len(DOC):]]) if subject.startswith(DOC) else None)
+                        _retitle(store, docs[subject[len(DOC):]], page) if subject.startswith(DOC) else None)
         if w is not None:
             plan.writes.append(w)
             if w.category == "summary":
@@ -351,12 +351,24 @@ def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, s
     return sorted(set(kept) | (fresh - {slug}))[:limit]
 
 
+def _retitle(store: Store, doc: Document, page: Page | None) -> Retitle:
+    def previous_title() -> str | None:
+        earlier = [d for d in store.document_versions(doc.doc_id) if d.version < doc.version]
+        return earlier[-1].title if earlier else None
+
+    def taken(title: str) -> bool:
+        other = store.find_page("summary", normalize_name(title))
+        return other is not None and (page is None or other.slug != page.slug)
+
+    return Retitle(doc.doc_id, page is not None and page.slug.startswith(SUMMARY_PREFIX), previous_title, taken)
+
+
 def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, title: str, subject: str,
                 block: str, sources: list[str], tags: list[str], aliases: list[str], now: str,
-                earlier_titles: Callable[[], set[str]] | None = None) -> PageWrite | None:
+                retitle: Retitle | None = None) -> PageWrite | None:
     """The write that puts ``block`` in the page (None when nothing would change); a page
-    whose slug changed (:func:`_move_legacy_slugs`) is written at its new path. ``earlier_titles``
-    (summary pages): the titles graphmem gave the page for earlier versions of its document."""
+    whose slug changed (:func:`_move_legacy_slugs`) is written at its new path. ``retitle`` (summary
+    pages): what decides whether the page follows its document's new title (wiki/retitle.py)."""
     renamed = page is not None and page.slug != slug
     rel = f"{page.category if page else category}/{slug}.md" if renamed or page is None else page.path
     old = read_bytes(core.dir, core.abspath(page.path)) if page else None
@@ -378,8 +390,8 @@ def _page_write(core: WikiCore, page: Page | None, category: str, slug: str, tit
                     and (not all_aliases or had == all_aliases)):
                 return None
             merged = dict(fm) if error is None else {}
-            if earlier_titles is not None and merged.get("title") not in (None, title):
-                new_body = retitled(merged, new_body, title, earlier_titles)
+            if retitle is not None and merged.get("title") not in (None, title):
+                new_body = retitled(merged, new_body, title, retitle)
             merged.setdefault("title", title)
             if all_aliases:
                 merged["aliases"] = all_aliases

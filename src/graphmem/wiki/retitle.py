@@ -1,39 +1,51 @@
 """A document's new title on the summary page graphmem keeps for it.
 
 A new version of a document may carry a new title. Its summary page keeps its file name (links to it
-hold) but takes the new title in its front matter and heading while they are still what graphmem wrote
-for an earlier version; a title a person gave the page stays.
+hold) but takes the new title, in its front matter and its heading, when three things hold: graphmem
+named the page (``doc-...``; a page a person wrote and graphmem adopted keeps its title), the page still
+has the title graphmem gave the previous version (alone, or told apart by the document's id), and its
+heading still says so (a heading edited by hand leaves both as they are). A title another summary page
+already has is told apart by the document's id, as a new page's is.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from ..models import Document
-
-if TYPE_CHECKING:
-    from ..store import Store
-
-__all__ = ["earlier_titles", "retitled"]
+__all__ = ["Retitle", "retitled"]
 
 
-def earlier_titles(store: Store, doc: Document) -> Callable[[], set[str]]:
-    """The titles a summary page of ``doc`` had for its earlier versions (read only when the page's title
-    differs from the new one), as written: alone or told apart by the document's id."""
-    def read() -> set[str]:
-        titles = {d.title for d in store.document_versions(doc.doc_id) if d.version < doc.version}
-        return titles | {f"{t} ({doc.doc_id})" for t in titles}
-    return read
+@dataclass(frozen=True)
+class Retitle:
+    """What :func:`retitled` needs to know about a summary page's document."""
+
+    doc_id: str
+    graphmem_named: bool  # the page's slug is one graphmem gave it
+    previous_title: Callable[[], str | None]  # the title of the document's previous version (read when needed)
+    taken: Callable[[str], bool]  # does another summary page have this title
 
 
-def retitled(fm: dict[str, Any], body: str, title: str, earlier_titles: Callable[[], set[str]]) -> str:
-    """A summary page still titled as graphmem titled an earlier version of its document takes the new
-    title, in its front matter and its heading (a title a person wrote stays; the file keeps its name, so
-    links to it hold)."""
+def retitled(fm: dict[str, Any], body: str, title: str, how: Retitle) -> str:
+    """``body`` with its heading retitled, ``fm["title"]`` set, when the page follows its document's
+    new ``title`` (see the module docstring); else ``body`` and ``fm`` as they are."""
     old = fm.get("title")
-    if not isinstance(old, str) or old not in earlier_titles():
+    told_apart = f"{title} ({how.doc_id})"
+    if not isinstance(old, str) or not how.graphmem_named or old in (title, told_apart):
         return body
-    fm["title"] = title
-    head = f"# {old}\n"
-    return f"# {title}\n" + body[len(head):] if body.startswith(head) else body
+    prev = how.previous_title()
+    if prev is None or prev == title:  # the document's title did not change: the page's is a person's
+        return body
+    if old == prev:
+        new = told_apart if how.taken(title) else title
+    elif old == f"{prev} ({how.doc_id})":
+        new = told_apart
+    else:
+        return body
+    heading = re.match(rf"(\s*)#[ \t]+{re.escape(old)}[ \t]*(\r?\n|$)", body)
+    if heading is None:
+        return body
+    fm["title"] = new
+    return body[: heading.start()] + f"{heading.group(1)}# {new}{heading.group(2)}" + body[heading.end():]
