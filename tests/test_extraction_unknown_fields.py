@@ -82,3 +82,11 @@ def test_a_relation_without_supporting_text_gets_no_empty_quote_on_its_pages(tmp
     ada = pages["ada-lovelace.md"]
     assert "**Ada Lovelace** worked with [[charles-babbage]] (confidence 1.00) — [[doc-engines]] v1" in ada
     assert "“Charles Babbage on the Analytical Engine”" in pages["charles-babbage.md"]
+
+
+def test_the_warning_stays_short_and_knows_a_field_in_another_case() -> None:
+    junk = {f"k{i:05d}": 1 for i in range(20_000)}
+    (warning,) = parse_extraction([{"name": "A", **junk}], []).extra["warnings"]
+    assert len(warning) < 400 and warning.count("(1 item)") == 10 and "and 19990 more" in warning
+    (warning,) = parse_extraction([{"name": "A", "Supporting_Text": "A"}], []).extra["warnings"]
+    assert "'Supporting_Text' (1 item, did you mean 'supporting_text'?)" in warning

@@ -408,3 +408,13 @@ def test_from_config_reads_keys_and_environment_defaults() -> None:
         LLMExtractor("localhost:8080", "m")
     with pytest.raises(InvalidInput, match="max_concurrency"):
         LLMExtractor(DEFAULT_BASE_URL, "m", max_concurrency=0)
+
+
+def test_fields_the_answer_misnames_are_reported(server: FakeOpenAI) -> None:
+    wrong = [{**e, "quote": e["supporting_text"]} for e in ENTITIES]
+    server.replies.append(extraction_reply(wrong, RELATIONS))
+    result = make(server).extract(DOC)
+    assert names(result) == ["memory leak", "system crash"]
+    assert [w for w in result.extra["warnings"] if "unknown field" in w] == [
+        f"{DOC.doc_id} (llm): entities: unknown field(s) ignored: 'quote' (2 items, did you mean "
+        "'supporting_text'?); the fields read are name, type, supporting_text, aliases"]

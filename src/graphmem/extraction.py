@@ -204,6 +204,9 @@ _MEANT = {"quote": "supporting_text", "evidence": "supporting_text", "text": "su
           "score": "confidence"}
 
 
+_NAMED_AT_MOST = 10  # fields named in the warning (a hostile record may carry thousands)
+
+
 def _unknown_fields(what: str, items: Sequence[Any] | None, known: tuple[str, ...]) -> str:
     """One warning naming the fields of ``items`` the contract does not read (they are ignored), with
     how many items carry each and the field probably meant; "" when there are none."""
@@ -216,11 +219,15 @@ def _unknown_fields(what: str, items: Sequence[Any] | None, known: tuple[str, ..
     if not counts:
         return ""
     parts = []
-    for key in sorted(counts):
+    by_lower = {k.lower(): k for k in known}
+    for key in sorted(counts)[:_NAMED_AT_MOST]:
         n = counts[key]
-        meant = _MEANT.get(key.lower())
+        meant = by_lower.get(key.lower()) or _MEANT.get(key.lower())
         hint = f", did you mean '{meant}'?" if meant else ""
         parts.append(f"{reprlib.repr(key)} ({n} item{'s' if n != 1 else ''}{hint})")
+    more = len(counts) - _NAMED_AT_MOST
+    if more > 0:
+        parts.append(f"and {more} more")
     return (f"{what}: unknown field(s) ignored: {'; '.join(parts)}; the fields read are "
             f"{', '.join(known)}")
 

@@ -294,7 +294,8 @@ class LLMExtractor:
             raw = self._ask(doc)
             self._cache_put(key, doc.text, raw)
         valid, warnings = validate_extraction(raw, doc.text, self.min_confidence, source=f"{doc.doc_id} (llm)")
-        return Extraction(valid.entities, valid.relations, self._extra(warnings, cached))
+        said = [f"{doc.doc_id} (llm): {w}" for w in raw.extra.get("warnings", [])]  # the answer's parse (fields)
+        return Extraction(valid.entities, valid.relations, self._extra(said + warnings, cached))
 
     def extract_many(
         self, docs: Iterable[SourceDocument]
