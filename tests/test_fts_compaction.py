@@ -13,7 +13,7 @@ import pytest
 
 import graphmem
 from graphmem.store.sqlite import fts
-from graphmem.store.sqlite.fts import MIN_SEGMENTS, compact_fts, fts_segments
+from graphmem.store.sqlite.fts import MIN_SEGMENTS, fts_due, fts_segments
 
 
 def _kb(tmp_path: Path) -> graphmem.KnowledgeBase:
@@ -46,9 +46,10 @@ def test_merging_changes_nothing_a_search_sees(tmp_path: Path) -> None:
     with _kb(tmp_path) as kb:
         _fragmented(kb, 40)
         before = _rankings(kb)
+        # the names index holds nothing here (no entities): nothing to merge there
+        assert kb.store.text_indexes_due({"chunks": 40, "names": 40}) == ["chunks"]
         with kb.store.transaction():
-            # the names index holds nothing here (no entities): nothing to merge there
-            assert kb.store.compact_text_indexes({"chunks": 40, "names": 40}) == ["chunks"]
+            kb.store.compact_text_indexes(["chunks"])
         assert _segments(kb) == 1
         assert _rankings(kb) == before
 
@@ -90,11 +91,28 @@ def test_the_bar_and_the_share(tmp_path: Path) -> None:
     with _kb(tmp_path) as kb:
         _fragmented(kb, 40)  # 40 chunk rows, at least MIN_SEGMENTS segments
         conn = kb.store.conn  # type: ignore[attr-defined]
+        assert fts_due(conn, {"chunks": 2}) == []  # 2 of 40 rows written: under a sixteenth
+        assert fts_due(conn, {"chunks": 0}) == []
+        assert fts_due(conn, {"chunks": 3}) == ["chunks"]  # 3 of 40: at least a sixteenth
         with kb.store.transaction():
-            assert compact_fts(conn, {"chunks": 2}) == []  # 2 of 40 rows written: under a sixteenth
-            assert compact_fts(conn, {"chunks": 0}) == []
-            assert compact_fts(conn, {"chunks": 3}) == ["chunks"]  # 3 of 40: at least a sixteenth
-            assert compact_fts(conn, {"chunks": 40}) == []  # one segment now: under the bar
+            kb.store.compact_text_indexes(["chunks"])
+        assert fts_due(conn, {"chunks": 40}) == []  # one segment now: under the bar
         with pytest.raises(ValueError, match="no full-text index 'passages'; known: chunks, names"):
-            compact_fts(conn, {"passages": 1})
+            fts_due(conn, {"passages": 1})
 
+
+
+def test_a_run_that_merges_says_so_and_one_that_does_not_takes_no_write_lock(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fts, "MIN_SEGMENTS", 2)
+    with _kb(tmp_path) as kb:
+        _fragmented(kb, 30)
+        stages: list[str] = []
+        kb.ingest_paths([_records(tmp_path / "a.jsonl", 40)], extractor="none", on_stage=stages.append)
+        assert "merging the full-text index segments" in stages and _segments(kb) == 1
+        taken: list[str] = []
+        real = kb.store.try_write
+        monkeypatch.setattr(kb.store, "try_write", lambda fn, what="": taken.append(what) or real(fn, what))
+        stages.clear()
+        kb.ingest_paths([_records(tmp_path / "b.jsonl", 1, start=100)], extractor="none", on_stage=stages.append)
+        assert taken == [] and "merging the full-text index segments" not in stages  # 1 of 41: not due

@@ -331,7 +331,7 @@ def ingest_documents(
                 on_stage("updating wiki pages")  # can take many seconds after the last document
             # The rest (an interrupted run leaves them marked for the next).
             ctx.hooks.call(WIKI_FLUSH, summary.warnings)
-            _compact_text_indexes(ctx, summary)
+            _compact_text_indexes(ctx, summary, on_stage)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
@@ -342,12 +342,16 @@ def ingest_documents(
     return summary
 
 
-def _compact_text_indexes(ctx: Context, summary: IngestSummary) -> None:
+def _compact_text_indexes(ctx: Context, summary: IngestSummary, on_stage: Callable[[str], None] | None) -> None:
     """After a run that wrote a good share of the passages or names, merge their full-text index segments
-    (search reads every segment); skipped, never waited for, when another process is writing."""
+    (search reads every segment). Decided before taking the write lock; skipped, never waited for, when
+    another process is writing (the merge then holds the lock about a second per 200k passages)."""
     written = {"chunks": summary.chunks, "names": summary.entities}
-    if any(written.values()):
-        ctx.store.try_write(lambda: ctx.store.compact_text_indexes(written))
+    due = ctx.store.text_indexes_due(written) if any(written.values()) and not ctx.store.read_only else []
+    if due:
+        if on_stage:
+            on_stage("merging the full-text index segments")
+        ctx.store.try_write(lambda: ctx.store.compact_text_indexes(due), what="the full-text index merge")
 
 
 class _DocumentFailed(Exception):

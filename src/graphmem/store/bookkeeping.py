@@ -24,7 +24,7 @@ class BookkeepingWriteMixin:
     no_wait: Callable[[], AbstractContextManager[None]]
     transaction: Callable[[], AbstractContextManager[None]]
 
-    def try_write(self, fn: Callable[[], object]) -> bool:
+    def try_write(self, fn: Callable[[], object], what: str = "a read's bookkeeping (use counts, decay)") -> bool:
         """Run ``fn`` in a write transaction only if the write lock is free right now.
 
         For bookkeeping that a read does on the side (use counts, decay): it never waits for
@@ -40,6 +40,6 @@ class BookkeepingWriteMixin:
         except StoreBusy:
             return False
         except BackendError as exc:
-            warnings.warn(f"a read's bookkeeping (use counts, decay) was not saved: {exc}", stacklevel=3)
+            warnings.warn(f"{what} was not saved: {exc}", stacklevel=3)
             return False
         return True

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from ...errors import BackendError
 from ..rows import StoreStats
 from .migrations import MIGRATIONS
@@ -86,14 +88,15 @@ class LifecyclePgMixin(TransactionPgMixin, PgHelpers):
 
     # -- stats -----------------------------------------------------------------------------------
 
-    def compact_text_indexes(self, written: dict[str, int]) -> list[str]:
-        """Nothing to merge: PostgreSQL's GIN indexes have no FTS5 segments (autovacuum folds their pending
-        entries in). The index names are checked as SQLite checks them."""
-        unknown = set(written) - {"chunks", "names", "pages", "memories", "skills"}
-        if unknown:
-            raise ValueError(f"no full-text index {sorted(unknown)[0]!r}; "
-                             "known: chunks, names, pages, memories, skills")
+    def text_indexes_due(self, written: dict[str, int]) -> list[str]:
+        """None: PostgreSQL's GIN indexes have no FTS5 segments (autovacuum folds their pending entries
+        in). The index names are checked as SQLite checks them."""
+        _check_index_names(written)
         return []
+
+    def compact_text_indexes(self, names: Sequence[str]) -> None:
+        """Nothing to merge (see :meth:`text_indexes_due`)."""
+        _check_index_names(names)
 
     def stats(self) -> StoreStats:
         """Counts of everything stored (one snapshot), and the database's size in bytes."""
@@ -111,3 +114,9 @@ class LifecyclePgMixin(TransactionPgMixin, PgHelpers):
             "mentions": int(r[5]), "entity_types": int(r[6]), "relation_types": int(r[7]), "events": int(r[8]),
             "size_bytes": int(r[9]),
         }
+
+
+def _check_index_names(names: Iterable[str]) -> None:
+    unknown = set(names) - {"chunks", "names", "pages", "memories", "skills"}
+    if unknown:
+        raise ValueError(f"no full-text index {sorted(unknown)[0]!r}; known: chunks, names, pages, memories, skills")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
@@ -46,9 +46,10 @@ class Lifecycle(Protocol):
         write lock held elsewhere."""
         ...
 
-    def try_write(self, fn: Callable[[], object]) -> bool:
+    def try_write(self, fn: Callable[[], object], what: str = "a read's bookkeeping (use counts, decay)") -> bool:
         """Run ``fn`` in a transaction if the write lock is free now. False, with nothing written,
-        when skipped: read-only store, lock held elsewhere, or a storage failure (then a warning).
+        when skipped: read-only store, lock held elsewhere, or a storage failure (then a warning
+        saying that ``what`` was not saved).
         Exceptions ``fn`` raises that are not storage failures propagate."""
         ...
 
@@ -84,11 +85,15 @@ class Lifecycle(Protocol):
         """Set a fact (replacing it), or with None remove it (removing an unset key does nothing)."""
         ...
 
-    def compact_text_indexes(self, written: dict[str, int]) -> list[str]:
-        """Merge the segments of the full-text indexes a run wrote to (``written``: "chunks", "names",
-        "pages", "memories" or "skills" -> rows it wrote) where they have fragmented and the run wrote
-        enough of them to pay for it; rankings and scores stay the same. Returns the indexes merged (a
-        backend without segments: none). Call inside a write transaction."""
+    def text_indexes_due(self, written: dict[str, int]) -> list[str]:
+        """The full-text indexes a run wrote to (``written``: "chunks", "names", "pages", "memories" or
+        "skills" -> rows it wrote) that have fragmented and of which the run wrote enough to pay for
+        merging them (a read; a backend without segments: none). ValueError for another name."""
+        ...
+
+    def compact_text_indexes(self, names: Sequence[str]) -> None:
+        """Merge the segments of the full-text indexes ``names`` (rankings and scores stay the same).
+        Call inside a write transaction; a backend without segments does nothing."""
         ...
 
     def stats(self) -> StoreStats:

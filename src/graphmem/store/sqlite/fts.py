@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ...text import query_words
 
 __all__ = ["_fts_query", "fts_query", "pruned_fts_query", "FTS_INDEXES", "MIN_SEGMENTS", "MIN_WRITTEN_SHARE",
-           "fts_segments", "compact_fts"]
+           "fts_segments", "fts_due", "compact_fts"]
 
 
 def _fts_query(text: str) -> str | None:
@@ -71,20 +72,29 @@ def fts_segments(conn: Any, table: str) -> int:
     return int(conn.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0])
 
 
-def compact_fts(conn: Any, written: dict[str, int]) -> list[str]:
-    """Merge the segments of each index named in ``written`` (index name -> rows the caller wrote to it)
-    that has at least MIN_SEGMENTS of them when those rows are at least MIN_WRITTEN_SHARE of its rows.
-    Returns the names of the indexes merged. Inside the caller's write transaction."""
-    done = []
+def _table(name: str) -> str:
+    table = FTS_INDEXES.get(name)
+    if table is None:
+        raise ValueError(f"no full-text index {name!r}; known: {', '.join(FTS_INDEXES)}")
+    return table
+
+
+def fts_due(conn: Any, written: dict[str, int]) -> list[str]:
+    """The indexes of ``written`` (index name -> rows the caller wrote to it) with at least MIN_SEGMENTS
+    segments, when those rows are at least MIN_WRITTEN_SHARE of the index's rows (a read)."""
+    due = []
     for name, rows in sorted(written.items()):
-        table = FTS_INDEXES.get(name)
-        if table is None:
-            raise ValueError(f"no full-text index {name!r}; known: {', '.join(FTS_INDEXES)}")
+        table = _table(name)
         if rows <= 0 or fts_segments(conn, table) < MIN_SEGMENTS:
             continue
         total = int(conn.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()[0])
-        if rows < total * MIN_WRITTEN_SHARE:
-            continue
+        if rows >= total * MIN_WRITTEN_SHARE:
+            due.append(name)
+    return due
+
+
+def compact_fts(conn: Any, names: Sequence[str]) -> None:
+    """FTS5 'optimize' of each index in ``names`` (one segment each), inside the caller's transaction."""
+    for name in names:
+        table = _table(name)
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-        done.append(name)
-    return done

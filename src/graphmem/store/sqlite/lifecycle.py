@@ -5,10 +5,11 @@ transactions in txn.py.)"""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..rows import StoreStats
-from .fts import compact_fts
+from .fts import compact_fts, fts_due
 from .sqlbase import SqlHelpers
 from .txn import TransactionMixin
 
@@ -49,12 +50,13 @@ class LifecycleSqlMixin(TransactionMixin, SqlHelpers):
                 (key, value),
             )
 
-    def compact_text_indexes(self, written: dict[str, int]) -> list[str]:
-        """Merge the segments of the full-text indexes a run wrote to (``written``: index name -> rows
-        it wrote) where they have fragmented and the run wrote a large enough share of them to pay
-        for it; rankings and scores stay the same. Returns the indexes merged. Call inside a write
-        transaction."""
-        return compact_fts(self.conn, written)
+    def text_indexes_due(self, written: dict[str, int]) -> list[str]:
+        """The FTS5 indexes of ``written`` (name -> rows a run wrote) worth merging now (fts.py says when)."""
+        return fts_due(self.conn, written)
+
+    def compact_text_indexes(self, names: Sequence[str]) -> None:
+        """FTS5 'optimize' of the indexes ``names``, inside the caller's write transaction."""
+        compact_fts(self.conn, names)
 
     # -- stats -----------------------------------------------------------------------------------
 
