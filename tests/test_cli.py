@@ -219,3 +219,18 @@ def test_a_real_process_reads_a_pipe_and_exits_with_the_documented_codes(tmp_pat
     assert len(missing.stderr.strip().splitlines()) == 1
     usage = gm("search")
     assert usage.returncode == 2 and "Missing argument" in usage.stderr
+
+
+def test_an_extraction_ingest_without_title_keeps_the_documents_title(files):
+    home = files / "kb"
+    args = ["ingest", str(files / "crash.txt"), "--extraction", str(files / "ex.json"), "--id", "doc_1", "--json"]
+    first = json.loads(run(home, *args, "--title", "Crash report").stdout)
+    assert first["status"] == "added"
+    again = json.loads(run(home, *args).stdout)  # no --title: not a retitle to the file's name
+    assert (again["status"], again["version"]) == ("unchanged", 1)
+    shown = json.loads(run(home, "docs", "show", "doc_1", "--json").stdout)
+    assert shown["title"] == "Crash report"
+    new = json.loads(run(home, "ingest", str(files / "crash.txt"), "--extraction", str(files / "ex.json"),
+                         "--id", "doc_2", "--json").stdout)
+    assert new["status"] == "added"
+    assert json.loads(run(home, "docs", "show", "doc_2", "--json").stdout)["title"] == "crash.txt"

@@ -100,7 +100,7 @@ def _summary(tmp_path: Path, slug: str) -> str:
     return _page(tmp_path, f"summary/{slug}.md")
 
 
-def test_a_page_told_apart_by_its_id_stays_told_apart(tmp_path: Path) -> None:
+def test_a_page_is_told_apart_by_its_id_while_another_has_its_title(tmp_path: Path) -> None:
     with _kb(tmp_path, auto_pages=True) as kb:
         def title(slug: str) -> str:
             page = kb.store.get_page(slug)
@@ -112,8 +112,8 @@ def test_a_page_told_apart_by_its_id_stays_told_apart(tmp_path: Path) -> None:
         assert title("doc-shared-d2") == "Shared (d2)"
         kb.ingest_with_content("d2", "Shared", "", TEXT + " Two, edited.")  # same title, new text
         assert title("doc-shared-d2") == "Shared (d2)"
-        kb.ingest_with_content("d2", "Private", "", TEXT + " Two, edited.")  # retitled: still told apart
-        assert title("doc-shared-d2") == "Private (d2)"
+        kb.ingest_with_content("d2", "Private", "", TEXT + " Two, edited.")  # retitled to a free title
+        assert title("doc-shared-d2") == "Private"
         kb.ingest_with_content("d3", "Third", "", TEXT + " Three.")
         kb.ingest_with_content("d3", "Shared", "", TEXT + " Three.")  # to a title d1's page has
         assert title("doc-third") == "Shared (d3)"

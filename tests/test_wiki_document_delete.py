@@ -95,3 +95,56 @@ def test_ingest_prune_takes_the_pages_of_a_removed_file_too(tmp_path: Path) -> N
         assert not any(k.startswith("summary/doc-alpha-notes") for k in files)
         assert not any("Alpha notes" in t for t in files.values())
         assert check(kb.ctx)["ok"]
+
+
+def test_front_matter_a_person_added_keeps_the_page_and_their_keys(tmp_path: Path) -> None:
+    with _kb(tmp_path) as kb:
+        _ingest(kb)
+    page = tmp_path / "kb" / "wiki" / "entity" / "redis-sentinel.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("category: entity", "category: entity\nowner: ops-team"),
+                    encoding="utf-8")
+    with _kb(tmp_path) as kb:
+        kb.documents.delete("cache-notes")
+    text = page.read_text(encoding="utf-8")
+    assert "owner: ops-team" in text and "graphmem:begin generated" not in text
+
+
+def test_a_page_linked_only_through_a_relation_stops_citing_the_document(tmp_path: Path) -> None:
+    with _kb(tmp_path) as kb:
+        kb.ingest_with_content("cache-notes", "Cache notes", "", TEXT1, E1, R1)
+        # d2 lists only the Dispatch API; its relation's other end, the Route Planner, is in the graph already
+        text = "The Dispatch API uses the Route Planner."
+        kb.ingest_with_content("d2", "Dispatch two", "", text, [E2[0]], [R2[0]])
+        assert "[[doc-dispatch-two]]" in _files(tmp_path)["entity/route-planner.md"]
+        kb.documents.delete("d2")
+        planner = _files(tmp_path)["entity/route-planner.md"]
+        assert "doc-dispatch-two" not in planner and "Dispatch API" not in planner
+
+
+def test_a_page_not_in_utf8_is_left_and_said(tmp_path: Path) -> None:
+    import warnings as w
+
+    with _kb(tmp_path) as kb:
+        _ingest(kb)
+    page = tmp_path / "kb" / "wiki" / "entity" / "redis-sentinel.md"
+    page.write_bytes(page.read_bytes() + b"caf\xe9\n")
+    with _kb(tmp_path) as kb, w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        kb.documents.delete("cache-notes")
+    assert any("not UTF-8 text, left as it is" in str(c.message) for c in caught)
+    assert page.read_bytes().endswith(b"caf\xe9\n")
+
+
+def test_with_auto_pages_off_the_pages_made_earlier_are_marked_and_sync_fixes_them(tmp_path: Path) -> None:
+    with _kb(tmp_path) as kb:
+        _ingest(kb)
+    off = graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"},
+                                                 "wiki": {"auto_pages": False, "entity_min_documents": 1}})
+    with off:
+        off.documents.delete("cache-notes")
+        assert "cache-notes" in _files(tmp_path)["entity/route-planner.md"]  # not regenerated: pages are off
+        assert "entity:" + off.graph.find("Route Planner").id in off.store.wiki_dirty(100)
+    with _kb(tmp_path) as kb:  # pages on again: the marks are caught up
+        kb.wiki.flush()
+        assert "cache-notes" not in _files(tmp_path)["entity/route-planner.md"]
+        assert check(kb.ctx)["ok"]

@@ -154,8 +154,10 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], extraction_file: Path | 
         extraction = load_extraction_file(extraction_file)
         content = _read_text(paths[0])
         kb = _open(ctx, create=True)
-        data = kb.ingest(doc_id or paths[0].stem, title or paths[0].name, source or str(paths[0]), content,
-                         extraction).to_dict()
+        the_id = doc_id or paths[0].stem
+        # no --title: the file's name for a new document, the stored title for a known one (not a retitle)
+        data = kb.ingest(the_id, title or (None if kb.documents.exists(the_id) else paths[0].name),
+                         source or str(paths[0]), content, extraction).to_dict()
         _emit(data, as_json, render.ingest)
         return
     kb = _open(ctx, create=True)

@@ -93,6 +93,10 @@ class Documents:
             raise NotFound(f"no document with id '{doc_id}'; list them with `graphmem docs list`")
         return doc
 
+    def exists(self, doc_id: str) -> bool:
+        """Does a document of this id exist (any version)?"""
+        return bool(self._kb.store.latest_documents([doc_id]))
+
     def versions(self, doc_id: str) -> list[Document]:
         """Every version of a document, oldest first (content omitted)."""
         versions = self._kb.store.document_versions(doc_id)
@@ -140,6 +144,8 @@ class Documents:
             if not versions:
                 raise NotFound(f"no document with id '{doc_id}'; nothing deleted")
             node_ids, edge_ids = store.delete_document(doc_id)
+            # the pages of a relation's two ends cite its evidence, even where the document never named them
+            ends = {n for e in store.get_edges(edge_ids).values() for n in (e.source, e.target)}
             removed_nodes, removed_edges = store.prune_unsupported(node_ids, edge_ids)
             now = self._kb.now()
             for eid in removed_edges:
@@ -151,5 +157,6 @@ class Documents:
                 "nodes_removed": len(removed_nodes), "edges_removed": len(removed_edges),
             })
             gone = set(removed_nodes)  # the wiki: its pages go, the pages of what it touched are made again
-            self._kb.ctx.hooks.call(AFTER_DELETE, doc_id, [n for n in node_ids if n not in gone], list(removed_nodes))
+            kept = sorted((set(node_ids) | ends) - gone)
+            self._kb.ctx.hooks.call(AFTER_DELETE, doc_id, kept, list(removed_nodes))
         return DocumentDeleted(doc_id, len(versions), len(removed_nodes), len(removed_edges))

@@ -466,9 +466,9 @@ class Wiki:
         that remain are made again without it."""
         warnings: list[str] = []
         retire_pages(self._core, doc_id, removed, warnings)
-        if kept and self._kb.config.wiki.auto_pages:
+        if kept:  # marked even with auto_pages off: pages made earlier still cite the document
             self._kb.store.mark_wiki_dirty([ENT + e for e in kept])
-            if not self._defer:
+            if self._kb.config.wiki.auto_pages and not self._defer:
                 self.flush(warnings, label=f"document {doc_id} deleted")
         for w in warnings:
             self._kb.warn(w)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from ..errors import GraphmemError
 from ..models import Page
+from ..text import content_hash
 from .core import PageWrite, Plan, WikiCore
 from .files import read_bytes
 from .markdown import dump_front_matter, generated_block, split_front_matter
@@ -24,8 +25,13 @@ __all__ = ["orphan_plan", "retire_pages"]
 _BLANK_RUN = re.compile(r"\n{3,}")
 
 
-def orphan_plan(core: WikiCore, pages: Iterable[Page], doc_id: str) -> Plan:
-    """The writes and deletes that retire ``pages`` after ``doc_id`` was deleted."""
+# What graphmem itself writes in a generated page's front matter: any other key is a person's.
+_OWN_KEYS = frozenset({"title", "aliases", "category", "tags", "source_documents", "updated"})
+
+
+def orphan_plan(core: WikiCore, pages: Iterable[Page], doc_id: str, warnings: list[str]) -> Plan:
+    """The writes and deletes that retire ``pages`` after ``doc_id`` was deleted (``warnings``: the pages
+    left as they are, and why)."""
     plan = Plan()
     why = f"document {doc_id} deleted"
     for page in pages:
@@ -35,28 +41,37 @@ def orphan_plan(core: WikiCore, pages: Iterable[Page], doc_id: str) -> Plan:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:  # not graphmem's text any more: the person's file stays as it is
+                warnings.append(f"wiki page {page.path}: not UTF-8 text, left as it is; it still cites deleted "
+                                f"document '{doc_id}' (fix or delete it)")
                 continue
         if text is None:
             plan.deletes.append(page)
             plan.log.append(f"delete | {page.category}/{page.slug} — {why}")
             continue
-        known = page.front_matter if page.front_matter and page.content_hash else None
+        # the row's front matter only while the file is what it was indexed from (a person may have edited it)
+        known = page.front_matter if page.front_matter and page.content_hash == content_hash(text) else None
         fm, body, _, error = split_front_matter(text, known)
         span = generated_block(body)
         rest = body if span is None else body[: span[0]] + body[span[1]:]
-        if rest.strip() in ("", f"# {page.title}") and error is None:
+        if error is None and set(fm) <= _OWN_KEYS and rest.strip() in ("", f"# {fm.get('title', page.title)}"):
             plan.deletes.append(page)
             plan.log.append(f"delete | {page.category}/{page.slug} — {why}")
             continue
-        merged = dict(fm) if error is None else {}
+        if error is not None:  # front matter a person broke: theirs to fix, graphmem's block goes all the same
+            new_text = text[: len(text) - len(body)] + _BLANK_RUN.sub("\n\n", rest).strip("\n") + "\n"
+            plan.writes.append(PageWrite(page.category, page.slug, page.path, new_text, old=raw, existing=page,
+                                         op="fix", drop_subject=True, extra={"change": "updated"}))
+            plan.log.append(f"update | {page.category}/{page.slug} — graphmem's block removed ({why}); the rest "
+                            "is yours")
+            continue
+        merged = dict(fm)
         sources = merged.get("source_documents")
         if isinstance(sources, list):
             mine = f"{doc_id}@v"
             merged["source_documents"] = [s for s in sources if not (isinstance(s, str) and s.startswith(mine))]
-        head = dump_front_matter(merged) if merged else ""
-        new_text = head + _BLANK_RUN.sub("\n\n", rest).strip("\n") + "\n"
+        new_text = dump_front_matter(merged) + _BLANK_RUN.sub("\n\n", rest).strip("\n") + "\n"
         plan.writes.append(PageWrite(page.category, page.slug, page.path, new_text, old=raw, existing=page,
-                                     op="fix", front_matter=merged or None, drop_subject=True,
+                                     op="fix", front_matter=merged, drop_subject=True,
                                      extra={"change": "updated"}))
         plan.log.append(f"update | {page.category}/{page.slug} — graphmem's block removed ({why}); the rest is "
                         "yours")
@@ -71,7 +86,7 @@ def retire_pages(core: WikiCore, doc_id: str, removed: Iterable[str], warnings: 
     if not pages:
         return
     try:
-        core.apply(lambda: orphan_plan(core, pages.values(), doc_id))
+        core.apply(lambda: orphan_plan(core, pages.values(), doc_id, warnings))
     except GraphmemError as exc:
         warnings.append(f"wiki pages of deleted document '{doc_id}' not retired ({exc}); `graphmem wiki lint` "
                         "lists them")

@@ -41,7 +41,7 @@ def retitled(fm: dict[str, Any], body: str, title: str, how: Retitle) -> str:
     if old == prev:
         new = told_apart if how.taken(title) else title
     elif old == f"{prev} ({how.doc_id})":
-        new = told_apart
+        new = told_apart if how.taken(title) else title  # told apart only while another page has the title
     else:
         return body
     heading = re.match(rf"(\s*)#[ \t]+{re.escape(old)}[ \t]*(\r?\n|$)", body)
