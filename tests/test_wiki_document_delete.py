@@ -148,3 +148,14 @@ def test_with_auto_pages_off_the_pages_made_earlier_are_marked_and_sync_fixes_th
         kb.wiki.flush()
         assert "cache-notes" not in _files(tmp_path)["entity/route-planner.md"]
         assert check(kb.ctx)["ok"]
+
+
+def test_with_pages_off_from_the_start_a_delete_makes_no_page(tmp_path: Path) -> None:
+    off = {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False, "entity_min_documents": 1}}
+    with graphmem.open(tmp_path / "kb", config=off) as kb:
+        _ingest(kb)
+        kb.documents.delete("cache-notes")
+        assert kb.store.wiki_dirty(10) == []
+        kb.ingest_with_content("later", "Later", "", "The Dispatch API is fine.")
+        kb.wiki.flush()
+    assert not [name for name in _files(tmp_path) if name.startswith(("entity/", "summary/"))]

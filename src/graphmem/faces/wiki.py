@@ -466,9 +466,13 @@ class Wiki:
         that remain are made again without it."""
         warnings: list[str] = []
         retire_pages(self._core, doc_id, removed, warnings)
-        if kept:  # marked even with auto_pages off: pages made earlier still cite the document
-            self._kb.store.mark_wiki_dirty([ENT + e for e in kept])
-            if self._kb.config.wiki.auto_pages and not self._defer:
+        auto = self._kb.config.wiki.auto_pages
+        keys = [ENT + e for e in kept]
+        if not auto:  # pages off: only the pages made earlier (they still cite it) are marked, none is made
+            keys = sorted(self._kb.store.pages_by_subject(keys))
+        if keys:
+            self._kb.store.mark_wiki_dirty(keys)
+            if auto and not self._defer:
                 self.flush(warnings, label=f"document {doc_id} deleted")
         for w in warnings:
             self._kb.warn(w)
