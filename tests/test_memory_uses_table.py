@@ -9,7 +9,6 @@ written with the migration in place."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import pytest
 import graphmem
 from clocks import ticking_clock
 from graphmem.store import open_store
+from kb_history import forget_migrations, point_copies
 from spies import traced_sql
 
 CONFIG: dict[str, Any] = {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}
@@ -178,9 +178,7 @@ def _downgrade(db: Path) -> None:
         conn.execute("DROP TRIGGER IF EXISTS memory_uses_from_old_writers")  # 0034, which reads memory_uses
         conn.execute("DROP TABLE memory_uses")
         conn.execute("CREATE INDEX memories_used ON memories (archived, used_at)")
-        conn.execute("DELETE FROM schema_migrations WHERE name IN ('0031_memory_uses',"
-                     " '0034_memory_uses_from_old_writers')")
-        conn.execute("COMMIT")
+        forget_migrations(conn, "0031_memory_uses", "0034_memory_uses_from_old_writers")
     finally:
         conn.close()
 
@@ -198,19 +196,11 @@ def _reads(home: Path, points: list[int]) -> dict[str, Any]:
             "dump": list(store.dump_rows()),
             "check": store.check_store(),
         }
-        for i, ev in enumerate(points):
-            folder = home.parent / f"{home.name}-at-{i}"
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            replayed = store.replay_to(folder / "graph.db", ev)
+        for ev, replayed, then in point_copies(store, home, points):
             replayed.pop("undone")  # log records: the old log held a memory's use counts and its row in one
             out[f"replayed_{ev}"] = replayed
-            then = open_store(folder)
-            try:
-                out[f"dump_{ev}"] = list(then.dump_rows())
-                out[f"rank_inputs_{ev}"] = then.memory_rank_inputs(ids)
-            finally:
-                then.close()
+            out[f"dump_{ev}"] = list(then.dump_rows())
+            out[f"rank_inputs_{ev}"] = then.memory_rank_inputs(ids)
         return out
     finally:
         store.close()

@@ -7,7 +7,6 @@ same, byte for byte, as those of the same history written with the migration in 
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from graphmem.errors import BackendError
 from graphmem.models import Mention
 from graphmem.store import open_store
 from graphmem.store.sqlite.migrations import MIGRATIONS, split_sql
+from kb_history import forget_migrations, point_copies
 
 CONFIG = {"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}, "chunking": {"size": 90, "overlap": 20}}
 TEXT = ("The Dispatch Service depends on the Ledger DB. The Ledger DB runs on Postgres. Bob maintains the "
@@ -81,9 +81,7 @@ def _downgrade(db: Path) -> None:
                          " VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         conn.executemany("UPDATE replay_log SET tbl = 'mentions', old = ? WHERE seq = ?", log)
         # an index on mention_rows since (0027) went with the table: a KB from before 0021 had none of them
-        conn.execute("DELETE FROM schema_migrations WHERE name IN ('0021_mention_rows',"
-                     " '0027_mention_rows_node_chunk')")
-        conn.execute("COMMIT")
+        forget_migrations(conn, "0021_mention_rows", "0027_mention_rows_node_chunk")
     finally:
         conn.close()
 
@@ -110,20 +108,10 @@ def _reads(home: Path, points: list[int]) -> dict[str, Any]:
             "tables": store.dump_tables(),
             "check": store.check_store(),
         }
-        for i, ev in enumerate(points):
-            copy = home.parent / f"{home.name}-at-{i}.db"
-            copy.unlink(missing_ok=True)
-            out[f"replayed_{ev}"] = store.replay_to(copy, ev)
-            folder = home.parent / f"{home.name}-at-{i}"
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            copy.rename(folder / "graph.db")
-            then = open_store(folder)
-            try:
-                out[f"dump_{ev}"] = list(then.dump_rows())
-                out[f"mentions_{ev}"] = {k: [m.__dict__ for m in v] for k, v in then.mentions_of(nodes).items()}
-            finally:
-                then.close()
+        for ev, replayed, then in point_copies(store, home, points):
+            out[f"replayed_{ev}"] = replayed
+            out[f"dump_{ev}"] = list(then.dump_rows())
+            out[f"mentions_{ev}"] = {k: [m.__dict__ for m in v] for k, v in then.mentions_of(nodes).items()}
         return out
     finally:
         store.close()
