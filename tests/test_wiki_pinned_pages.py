@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import graphmem
+from wiki_state import wiki_state
 
 PIN = Path(__file__).parent / "data" / "wiki_pinned_pages.json"
 
@@ -45,13 +46,10 @@ def _open(home: Path) -> graphmem.KnowledgeBase:
 
 
 def _digest(kb: graphmem.KnowledgeBase) -> dict[str, Any]:
-    root = kb.home / "wiki"
-    files = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-             for p in sorted(root.rglob("*")) if p.is_file()}
-    rows = [[p.slug, p.path, p.subject, p.title, p.summary, p.content_hash, p.front_matter, p.tags, p.entity_type,
-             p.contradictions, p.stub] for p in kb.store.list_pages()]
+    state = wiki_state(kb)
+    rows = state["rows"]
     lint = kb.wiki.lint_wiki()
-    return {"files": files, "rows": hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest(),
+    return {"files": state["files"], "rows": hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest(),
             "pages": len(rows), "lint": {k: len(v) for k, v in lint.findings.items()}}
 
 

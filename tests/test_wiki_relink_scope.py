@@ -12,7 +12,6 @@ is relinked for another new page, and the entity's "See also" gains it in that r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from datetime import datetime, timezone
@@ -23,6 +22,7 @@ import pytest
 
 import graphmem
 from graphmem.wiki import generate
+from wiki_state import wiki_state
 
 _PEOPLE = ["Ada Lovelace", "Charles Babbage", "Alan Turing", "Grace Hopper", "John von Neumann", "Emmy Noether",
            "Kurt Godel", "Claude Shannon", "Barbara Liskov", "Edsger Dijkstra"]
@@ -41,13 +41,15 @@ def _doc(i: int) -> dict[str, str]:
                     f"It was filed in {later}."}
 
 
-def _digest(kb: graphmem.KnowledgeBase) -> dict[str, Any]:
-    root = kb.home / "wiki"
-    files = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-             for p in sorted(root.rglob("*")) if p.is_file()}
-    rows = [[p.slug, p.path, p.subject, p.title, p.summary, p.content_hash, p.front_matter, p.tags, p.entity_type,
-             p.contradictions, p.stub] for p in kb.store.list_pages()]
-    return {"files": files, "rows": rows}
+def _open_run(tmp: Path, restricted: bool, monkeypatch: pytest.MonkeyPatch, cfg: dict[str, Any]
+              ) -> graphmem.KnowledgeBase:
+    """A fresh knowledge base at the same path for both runs (a summary names its source file), with its
+    clock frozen; ``restricted=False``: the relink round renders every page it marked (no scope)."""
+    if not restricted:
+        monkeypatch.setattr(generate, "relink_scope", lambda *a, **k: set())
+    frozen = datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
+    shutil.rmtree(tmp / "kb", ignore_errors=True)
+    return graphmem.open(tmp / "kb", config=cfg, clock=lambda: frozen)
 
 
 def _run(tmp: Path, restricted: bool, wiki_cfg: dict[str, Any], monkeypatch: pytest.MonkeyPatch
@@ -62,13 +64,8 @@ def _run(tmp: Path, restricted: bool, wiki_cfg: dict[str, Any], monkeypatch: pyt
         return real_block(*args, **kwargs)
 
     monkeypatch.setattr(generate, "_entity_block", counting)
-    if not restricted:
-        monkeypatch.setattr(generate, "relink_scope", lambda *a, **k: set())
-    frozen = datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
-    # The same paths for both runs (a summary names its source file): the previous run's folder goes.
-    shutil.rmtree(tmp / "kb", ignore_errors=True)
-    cfg = {"ingest": {"batch_size": 6}, "embeddings": {"model": "none"}, "wiki": wiki_cfg}
-    kb = graphmem.open(tmp / "kb", config=cfg, clock=lambda: frozen)
+    kb = _open_run(tmp, restricted, monkeypatch,
+                   {"ingest": {"batch_size": 6}, "embeddings": {"model": "none"}, "wiki": wiki_cfg})
     states: list[dict[str, Any]] = []
     relinked = 0
     try:
@@ -77,12 +74,12 @@ def _run(tmp: Path, restricted: bool, wiki_cfg: dict[str, Any], monkeypatch: pyt
             part.write_text(json.dumps([_doc(i) for i in range(start, start + 6)]), encoding="utf-8")
             before = states[-1]["files"] if states else {}
             kb.ingest_paths([part], extractor="offline")
-            states.append(_digest(kb))
+            states.append(wiki_state(kb))
             relinked += sum(1 for path, h in states[-1]["files"].items()
                             if path.startswith("summary/") and path in before and before[path] != h)
         again = kb.ingest_paths([tmp / "part-0.json"], extractor="offline")
         assert again.unchanged == 6
-        states.append(_digest(kb))
+        states.append(wiki_state(kb))
         assert not kb.wiki.lint_wiki().findings.get("broken_links")
     finally:
         kb.close()
@@ -120,20 +117,15 @@ _SEE_ALSO_BATCHES = [
 
 
 def _see_also_run(tmp: Path, restricted: bool, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    if not restricted:
-        monkeypatch.setattr(generate, "relink_scope", lambda *a, **k: set())
-    frozen = datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
-    shutil.rmtree(tmp / "kb", ignore_errors=True)
-    kb = graphmem.open(tmp / "kb", config={"embeddings": {"model": "none"},
-                                           "wiki": {"entity_min_documents": 4, "max_documents": 2}},
-                       clock=lambda: frozen)
+    kb = _open_run(tmp, restricted, monkeypatch, {"embeddings": {"model": "none"},
+                                                  "wiki": {"entity_min_documents": 4, "max_documents": 2}})
     states = []
     try:
         for n, texts in enumerate(_SEE_ALSO_BATCHES):
             part = tmp / f"see-{n}.json"
             part.write_text(json.dumps([{"title": f"Note {n + 1}", "text": t} for t in texts]), encoding="utf-8")
             kb.ingest_paths([part], extractor="offline")
-            states.append(_digest(kb))
+            states.append(wiki_state(kb))
     finally:
         kb.close()
         monkeypatch.undo()
@@ -155,11 +147,7 @@ def _neighbour_run(tmp: Path, restricted: bool, monkeypatch: pytest.MonkeyPatch)
     """An entity page that is deleted by hand while a note takes its name comes back under another
     slug when a later batch names the entity: its neighbour's page (which links the old slug) is
     not in that batch, and is re-rendered by the relink round through the summary both share."""
-    if not restricted:
-        monkeypatch.setattr(generate, "relink_scope", lambda *a, **k: set())
-    frozen = datetime(2026, 12, 1, 12, 0, 0, tzinfo=timezone.utc)
-    shutil.rmtree(tmp / "kb", ignore_errors=True)
-    kb = graphmem.open(tmp / "kb", config={"embeddings": {"model": "none"}}, clock=lambda: frozen)
+    kb = _open_run(tmp, restricted, monkeypatch, {"embeddings": {"model": "none"}})
     states = []
     try:
         for n, text in enumerate(["Ada Lovelace uses Babbage Engine.", "The note mentions Babbage Engine."]):
@@ -169,7 +157,7 @@ def _neighbour_run(tmp: Path, restricted: bool, monkeypatch: pytest.MonkeyPatch)
             part = tmp / f"neighbour-{n}.json"
             part.write_text(json.dumps([{"title": f"Log {n + 1}", "text": text}]), encoding="utf-8")
             kb.ingest_paths([part], extractor="offline")
-            states.append(_digest(kb))
+            states.append(wiki_state(kb))
     finally:
         kb.close()
         monkeypatch.undo()
