@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -119,11 +120,22 @@ _SEE_ALSO_BATCHES = [
 def _see_also_run(tmp: Path, restricted: bool, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     kb = _open_run(tmp, restricted, monkeypatch, {"embeddings": {"model": "none"},
                                                   "wiki": {"entity_min_documents": 4, "max_documents": 2}})
+    batches = [[{"title": f"Note {n + 1}", "text": t} for t in texts] for n, texts in enumerate(_SEE_ALSO_BATCHES)]
+    return _states_after_batches(kb, monkeypatch, tmp, "see", batches)
+
+
+def _states_after_batches(kb: graphmem.KnowledgeBase, monkeypatch: pytest.MonkeyPatch, tmp: Path, name: str,
+                          batches: list[list[dict[str, str]]],
+                          before: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """Ingest each batch of records as a JSON file (``before(n)`` first, when given); the wiki state after
+    each. Closes the knowledge base and undoes the run's patches."""
     states = []
     try:
-        for n, texts in enumerate(_SEE_ALSO_BATCHES):
-            part = tmp / f"see-{n}.json"
-            part.write_text(json.dumps([{"title": f"Note {n + 1}", "text": t} for t in texts]), encoding="utf-8")
+        for n, records in enumerate(batches):
+            if before is not None:
+                before(n)
+            part = tmp / f"{name}-{n}.json"
+            part.write_text(json.dumps(records), encoding="utf-8")
             kb.ingest_paths([part], extractor="offline")
             states.append(wiki_state(kb))
     finally:
@@ -148,20 +160,15 @@ def _neighbour_run(tmp: Path, restricted: bool, monkeypatch: pytest.MonkeyPatch)
     slug when a later batch names the entity: its neighbour's page (which links the old slug) is
     not in that batch, and is re-rendered by the relink round through the summary both share."""
     kb = _open_run(tmp, restricted, monkeypatch, {"embeddings": {"model": "none"}})
-    states = []
-    try:
-        for n, text in enumerate(["Ada Lovelace uses Babbage Engine.", "The note mentions Babbage Engine."]):
-            if n == 1:
-                kb.wiki.delete_page(slug="babbage-engine")
-                kb.wiki.write_page("note", "Babbage Engine", "A note of mine that takes the name.\n")
-            part = tmp / f"neighbour-{n}.json"
-            part.write_text(json.dumps([{"title": f"Log {n + 1}", "text": text}]), encoding="utf-8")
-            kb.ingest_paths([part], extractor="offline")
-            states.append(wiki_state(kb))
-    finally:
-        kb.close()
-        monkeypatch.undo()
-    return states
+
+    def take_the_name(n: int) -> None:
+        if n == 1:
+            kb.wiki.delete_page(slug="babbage-engine")
+            kb.wiki.write_page("note", "Babbage Engine", "A note of mine that takes the name.\n")
+
+    texts = ["Ada Lovelace uses Babbage Engine.", "The note mentions Babbage Engine."]
+    return _states_after_batches(kb, monkeypatch, tmp, "neighbour",
+                                 [[{"title": f"Log {n + 1}", "text": t}] for n, t in enumerate(texts)], take_the_name)
 
 
 def test_scope_keeps_the_neighbour_of_a_page_made_late(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
