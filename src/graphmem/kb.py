@@ -38,7 +38,7 @@ from .retrieval.config import SearchConfig
 from .retrieval.graph_query import graph_query, query_with_evidence
 from .retrieval.search import SearchResult, search
 from .store import Store, open_store
-from .validate import check_input, checked_inputs
+from .validate import check_input, checked_inputs, path_list
 
 __all__ = ["KnowledgeBase", "open", "default_home"]
 
@@ -179,11 +179,11 @@ class KnowledgeBase:
 
     def ingest_paths(
         self,
-        paths: Sequence[str | os.PathLike[str]],
+        paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
         *,
         glob: str | None = None,
         extractor: str | Any | None = None,
-        excludes: Sequence[str] = (),
+        excludes: Sequence[str] | str = (),
         prune: bool = False,
         on_progress: Callable[[int, int, str], None] | None = None,
         as_jsonl: bool = False,
@@ -194,7 +194,16 @@ class KnowledgeBase:
         extractor (offline by default), unchanged files skipped, batched transactions.
         Symbolic links are skipped (listed in ``skipped``) unless ``follow_symlinks=True``.
         ``on_stage(what)`` names a step without a count (the final wiki update).
+        ``paths``: one path or a list of them.
         Returns an :class:`IngestSummary` (added / unchanged / new versions / skipped...)."""
+        paths = path_list("kb.ingest_paths", "paths", paths)
+        if glob is not None and not isinstance(glob, str):
+            raise InvalidInput(f"kb.ingest_paths: glob must be a pattern string such as '*.md', got {glob!r}")
+        if isinstance(excludes, str):
+            excludes = [excludes]
+        if not isinstance(excludes, (list, tuple)) or not all(isinstance(e, str) for e in excludes):
+            raise InvalidInput(f"kb.ingest_paths: excludes must be a pattern or a list of patterns such as "
+                               f"['drafts/*'], got {excludes!r}")
         return ingest_paths(self.ctx, paths, glob=glob, extractor=extractor, excludes=excludes, prune=prune,
                             on_progress=on_progress, as_jsonl=as_jsonl, follow_symlinks=follow_symlinks,
                             on_stage=on_stage)

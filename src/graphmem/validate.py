@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .errors import InvalidInput
 
-__all__ = ["check_input", "check_count", "checked_inputs", "MAX_NESTING", "MAX_COUNT"]
+__all__ = ["check_input", "check_count", "checked_inputs", "path_list", "MAX_NESTING", "MAX_COUNT"]
 
 MAX_NESTING = 200  # deeper argument structures are refused (and this bounds the walk)
 # Arguments that are file system paths: a path read from disk may carry surrogate escapes.
@@ -86,6 +87,29 @@ def check_count(where: str, name: str, value: Any) -> None:
         raise InvalidInput(f"{where}: {name} must be a whole number, got {value!r} ({type(value).__name__})")
     if not 0 <= value <= MAX_COUNT:
         raise InvalidInput(f"{where}: {name} must be between 0 and {MAX_COUNT}, got {value}")
+
+
+def path_list(where: str, name: str, value: Any) -> list[str | os.PathLike[str]]:
+    """``value`` as a list of paths: one path (a string or ``Path``) is a list of one.
+
+    A plain string is itself a sequence, of one-letter strings: ``ingest_paths("docs")`` used to walk
+    the folders ``d``, ``o``, ``c`` and ``s`` (and ``"/data"`` the whole file system, from ``/``)."""
+    one = isinstance(value, (str, os.PathLike))
+    if not one and (isinstance(value, (bytes, bytearray)) or not isinstance(value, (list, tuple))):
+        raise InvalidInput(f"{where}: {name} must be a path or a list of paths (str or pathlib.Path), "
+                           f"got {type(value).__name__}")
+    items = [value] if one else list(value)
+    for i, item in enumerate(items):
+        label = name if one else f"{name}[{i}]"
+        if not isinstance(item, (str, os.PathLike)) or isinstance(item, (bytes, bytearray)):
+            raise InvalidInput(f"{where}: {label} must be a path (str or pathlib.Path), got {item!r} "
+                               f"({type(item).__name__})")
+        text = os.fspath(item)
+        if not isinstance(text, str):
+            raise InvalidInput(f"{where}: {label} must be a text path, got bytes {text!r}")
+        if not text.strip():  # Path("") is the current folder: never what an empty argument meant
+            raise InvalidInput(f"{where}: {label} is an empty path; give a file or folder")
+    return items
 
 
 def _wrap(fn: Callable[..., Any], where: str) -> Callable[..., Any]:

@@ -16,7 +16,7 @@ from ..skills.files import NotRegular, TooBig, read_skill_file
 from ..skills.index import VERSION_KEY, SkillIndex, embed_text
 from ..skills.prompt import PromptBlock, render_block
 from ..skills.retrieve import SKILL_PRESETS, SkillHit, SkillSearchConfig, retrieve_skills
-from ..validate import checked_inputs
+from ..validate import checked_inputs, path_list
 from .results import SkillDetail, SkillLink, SkillNeighbours, SkillsInfo
 
 if TYPE_CHECKING:
@@ -38,23 +38,26 @@ class Skills:
 
     # -- indexing ---------------------------------------------------------------------------
 
-    def build(self, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True, follow_symlinks: bool = False,
+    def build(self, dirs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str], *, prune: bool = True,
+              follow_symlinks: bool = False,
               on_progress: Callable[[int, int], None] | None = None,
               on_stage: Callable[[str], None] | None = None) -> BuildResult:
         """Index every SKILL.md under ``dirs`` incrementally (unchanged files are skipped,
         changed ones updated, deleted ones removed unless ``prune=False``) and relink.
         ``on_progress(read, files)`` and ``on_stage(what)`` report the work as it goes.
         Symlinked SKILL.md files and folders below ``dirs`` are skipped (``result.skipped`` says
-        so) unless ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read."""
-        return build_skills(self._kb.ctx, dirs, prune=prune, follow_symlinks=follow_symlinks, on_progress=on_progress,
-                            on_stage=on_stage)
+        so) unless ``follow_symlinks``; a SKILL.md over ``[skills] max_skill_kb`` is not read.
+        ``dirs``: one folder or a list of them."""
+        return build_skills(self._kb.ctx, path_list("skills.build", "dirs", dirs), prune=prune,
+                            follow_symlinks=follow_symlinks, on_progress=on_progress, on_stage=on_stage)
 
-    def rebuild(self, dirs: Sequence[str | os.PathLike[str]] = (), *, follow_symlinks: bool = False,
+    def rebuild(self, dirs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = (), *,
+                follow_symlinks: bool = False,
                 on_progress: Callable[[int, int], None] | None = None,
                 on_stage: Callable[[str], None] | None = None) -> BuildResult:
         """Drop every skill and index again from ``dirs`` (default: the folders built before)."""
         store = self._kb.store
-        roots = list(dirs) or store.skill_root_list()
+        roots = path_list("skills.rebuild", "dirs", dirs) or store.skill_root_list()
         if not roots:
             raise InvalidInput("no skills folder to rebuild from; run `graphmem skills build DIR` first")
         max_skill_bytes(self._kb.config.skills)  # check before deleting anything

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ..errors import InvalidInput
 from .readers import Skipped
 
 __all__ = ["discover", "doc_id_for", "SYMLINK_SKIPPED"]
@@ -30,12 +31,28 @@ def doc_id_for(path: Path) -> str:
         return absolute.as_posix()
 
 
+def probe(test: Callable[[], bool], unknown: bool = False) -> bool:
+    """``path.is_dir()`` and friends, ``unknown`` where the answer cannot be read: pathlib swallows "no
+    such file" but raises PermissionError, e.g. for a link to a folder this user may not look into."""
+    try:
+        return test()
+    except OSError:
+        return unknown
+
+
 def _ignore_patterns(root: Path, follow_symlinks: bool = False) -> list[str]:
     pats: list[str] = []
     for name in (".gitignore", ".graphmemignore"):
         f = root / name
-        if f.is_file() and (follow_symlinks or not f.is_symlink()):
-            for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not (probe(f.is_file) and (follow_symlinks or not f.is_symlink())):
+            continue
+        try:
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:  # ingesting what it meant to leave out would be worse than stopping
+            raise InvalidInput(f"cannot read {f} ({exc.strerror}); fix its permissions or remove it, "
+                               "then ingest again") from None
+        if text:
+            for line in text.splitlines():
                 line = line.strip()
                 if line and not line.startswith(("#", "!")):
                     pats.append(line)
@@ -83,11 +100,16 @@ def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
         if root.is_symlink() and not follow_symlinks:
             yield Skipped(str(raw), SYMLINK_SKIPPED)
             continue
-        if not root.exists():
+        try:
+            root.stat()
+        except FileNotFoundError:
             yield Skipped(str(raw), "broken symbolic link" if root.is_symlink() else "no such file or folder")
             continue
-        if not root.is_dir():
-            yield root if root.is_file() else Skipped(str(raw), _NOT_REGULAR)
+        except OSError as exc:
+            yield Skipped(str(raw), f"cannot read ({exc.strerror})")
+            continue
+        if not probe(root.is_dir):
+            yield root if probe(root.is_file) else Skipped(str(raw), _NOT_REGULAR)
             continue
         yield from _walk(root, glob, list(excludes) + _ignore_patterns(root, follow_symlinks), follow_symlinks,
                          id_of)
@@ -121,10 +143,10 @@ def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool,
             except OSError as exc:
                 yield Skipped(id_of(path), f"cannot read ({exc.strerror})")
                 continue
-            if _ignored(rel, is_dir or (link and not follow and path.is_dir()), patterns):
+            if _ignored(rel, is_dir or (link and not follow and probe(path.is_dir)), patterns):
                 continue
             if link and not follow:
-                if glob and not path.is_dir() and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
+                if glob and not probe(path.is_dir) and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
                     continue
                 yield Skipped(id_of(path), SYMLINK_SKIPPED)
                 continue
@@ -148,7 +170,7 @@ def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool,
             except OSError:
                 regular = False
             if not regular:
-                yield Skipped(id_of(path), "broken symbolic link" if link and not path.exists() else _NOT_REGULAR)
+                yield Skipped(id_of(path), "broken symbolic link" if link and not probe(path.exists) else _NOT_REGULAR)
                 continue
             yield path
         stack.extend(reversed(subfolders))

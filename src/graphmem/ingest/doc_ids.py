@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from .discover import doc_id_for as cwd_relative_id
+from .discover import probe
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -165,7 +166,7 @@ class DocIds:
         added = False
         for f in folders:
             p = absolute(f)
-            if p.is_dir() and not any(_inside(p, r) for r in self.roots) and len(self.roots) < _MAX_ROOTS:
+            if probe(p.is_dir) and not any(_inside(p, r) for r in self.roots) and len(self.roots) < _MAX_ROOTS:
                 self.roots.append(p)
                 added = True
         # A read-only knowledge base (an ingest of unchanged files works there) stays untouched.

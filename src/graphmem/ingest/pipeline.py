@@ -29,7 +29,7 @@ from ..text import content_hash
 from ..trust import endpoint_api_key
 from .batch_vectors import await_extractions, prefetch_vectors
 from .core import ingest_document, same_version
-from .discover import discover
+from .discover import discover, probe
 from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
 from .readers import NotText, Skipped, reader_for
@@ -416,7 +416,7 @@ def ingest_paths(
     n_workers = workers if workers is not None else ctx.config.ingest.workers
     ingest_documents(ctx, docs, ex, progress, summary, n_workers, on_stage=on_stage)
     if not summary.interrupted:
-        ids.remember(p for p in paths if Path(p).is_dir())
+        ids.remember(p for p in paths if probe(Path(p).is_dir))
     if prune and not summary.interrupted:
         summary.pruned = _prune(ctx, paths, ids)
     return summary
@@ -455,7 +455,7 @@ def _prune(ctx: Context, paths: Sequence[str | os.PathLike[str]], ids: DocIds) -
     rule that could have named it (see DocIds.prune_bases), as before."""
     removed: list[str] = []
     for raw in paths:
-        if not Path(raw).is_dir():
+        if not probe(Path(raw).is_dir):
             continue
         folder = absolute(raw)
         targets: dict[str, list[Path]] = {}
@@ -467,7 +467,7 @@ def _prune(ctx: Context, paths: Sequence[str | os.PathLike[str]], ids: DocIds) -
             file = Path(rec)
             targets[doc_id] = [file] if folder in file.parents else []
         for doc_id, files in targets.items():
-            gone = doc_id not in removed and files and not any(f.exists() for f in files)
+            gone = doc_id not in removed and files and not any(probe(f.exists, unknown=True) for f in files)
             if gone and ctx.hooks.call(DELETE_DOCUMENT, doc_id):  # no hook: nothing can delete it here
                 removed.append(doc_id)
     return removed

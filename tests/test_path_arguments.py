@@ -1,0 +1,132 @@
+"""Path arguments of the library: one path is a list of one, anything else that is not a path is refused by
+name, and a folder or link this user may not read is skipped, not a traceback."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import snapshot
+
+import graphmem
+from graphmem.errors import InvalidInput
+
+
+def _folders(root: Path) -> None:
+    """``a/``, ``b/`` and ``ab/``: a string iterated letter by letter names the first two."""
+    for name, text in (("a", "zebras graze"), ("b", "yaks climb"), ("ab", "the folder that was asked for")):
+        (root / name).mkdir(parents=True)
+        (root / name / f"{name}.md").write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+
+
+def _doc_ids(kb: graphmem.KnowledgeBase) -> list[str]:
+    return sorted(d.doc_id for d in kb.documents.list())
+
+
+def test_one_relative_path_string_ingests_that_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _folders(tmp_path / "work")
+    monkeypatch.chdir(tmp_path / "work")
+    with graphmem.open(tmp_path / "kb") as kb:
+        kb.ingest_paths("ab")
+        assert _doc_ids(kb) == ["ab/ab.md"]  # before: ['a/a.md', 'b/b.md'], and ab/ never read
+
+
+def test_one_absolute_path_string_and_a_path_object(tmp_path: Path) -> None:
+    _folders(tmp_path / "work")
+    with graphmem.open(tmp_path / "kb") as kb:
+        missing = kb.ingest_paths(str(tmp_path / "nothing-here"))  # before: the walk started at "/"
+        assert [s.path for s in missing.skipped] == [str(tmp_path / "nothing-here")]
+        assert _doc_ids(kb) == []
+        kb.ingest_paths(tmp_path / "work" / "b")
+        assert _doc_ids(kb) == ["b/b.md"]
+
+
+@pytest.mark.parametrize(("paths", "named"), [
+    ([None], "paths[0] must be a path"),
+    (["ok", 5], "paths[1] must be a path"),
+    (5, "paths must be a path or a list of paths"),
+    (b"/tmp", "paths must be a path or a list of paths"),
+    ({"a": 1}, "paths must be a path or a list of paths"),
+    ("", "paths is an empty path"),
+    (["  "], "paths[0] is an empty path"),
+])
+def test_what_is_not_a_path_is_refused_by_name(kb: graphmem.KnowledgeBase, paths: Any, named: str) -> None:
+    before = snapshot(kb)
+    with pytest.raises(InvalidInput, match=r"kb\.ingest_paths: " + named.replace("[", r"\[").replace("]", r"\]")):
+        kb.ingest_paths(paths)
+    assert snapshot(kb) == before
+
+
+def test_glob_and_excludes_are_checked_and_one_pattern_is_a_list_of_one(tmp_path: Path) -> None:
+    _folders(tmp_path / "work")
+    with graphmem.open(tmp_path / "kb") as kb:
+        with pytest.raises(InvalidInput, match="glob must be a pattern string"):
+            kb.ingest_paths([tmp_path / "work"], glob=5)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput, match="excludes must be a pattern or a list of patterns"):
+            kb.ingest_paths([tmp_path / "work"], excludes=5)  # type: ignore[arg-type]
+        assert _doc_ids(kb) == []
+        kb.ingest_paths([tmp_path / "work"], excludes="a*")
+        assert _doc_ids(kb) == ["work/b/b.md"]
+
+
+def _skill(folder: Path, name: str) -> None:
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Use when {name} is needed.\n---\n\n# {name}\n",
+                                     encoding="utf-8")
+
+
+def test_skills_build_takes_one_folder_string(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _skill(tmp_path / "work" / "a" / "one", "one")
+    _skill(tmp_path / "work" / "ab" / "two", "two")
+    monkeypatch.chdir(tmp_path / "work")
+    with graphmem.open(tmp_path / "kb") as kb:
+        built = kb.skills.build("ab")
+        assert built.roots == [str(tmp_path / "work" / "ab")]  # before: the folders "a" and "b"
+        assert [h.name for h in kb.skills.retrieve("two is needed", 5)] == ["two"]
+        with pytest.raises(InvalidInput, match=r"skills\.build: dirs\[0\] must be a path"):
+            kb.skills.build([None])  # type: ignore[list-item]
+        with pytest.raises(InvalidInput, match=r"skills\.rebuild: dirs must be a path or a list"):
+            kb.skills.rebuild(7)  # type: ignore[arg-type]
+
+
+def test_a_link_this_user_may_not_look_behind_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pathlib's ``is_dir()`` raises PermissionError (it only swallows "no such file"): a link to
+    /proc/1/cwd, or into another user's folder, stopped the CLI's ingest with a traceback."""
+    _folders(tmp_path / "work")
+    os.symlink(tmp_path / "work" / "a", tmp_path / "work" / "b" / "locked")
+    real_stat = Path.stat
+
+    def stat(self: Path, *, follow_symlinks: bool = True) -> os.stat_result:
+        if self.name == "locked" and follow_symlinks:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    with graphmem.open(tmp_path / "kb") as kb:
+        done = kb.ingest_paths([tmp_path / "work" / "b"])
+        assert _doc_ids(kb) == ["b/b.md"]
+        assert [s.path for s in done.skipped] == ["b/locked"]
+        given = kb.ingest_paths([tmp_path / "work" / "b" / "locked"])  # the link given as the path itself
+        assert [(s.path, "symbolic link" in s.reason) for s in given.skipped] == [
+            (str(tmp_path / "work" / "b" / "locked"), True)]
+
+
+def test_an_unreadable_ignore_file_stops_the_ingest_before_anything_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _folders(tmp_path / "work")
+    (tmp_path / "work" / ".gitignore").write_text("a/\n", encoding="utf-8")
+    real_read = Path.read_text
+
+    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
+        if self.name == ".gitignore":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    with graphmem.open(tmp_path / "kb") as kb:
+        before = snapshot(kb)
+        with pytest.raises(InvalidInput, match=r"cannot read .*\.gitignore \(Permission denied\); fix its permissions"):
+            kb.ingest_paths([tmp_path / "work"])
+        assert snapshot(kb) == before
