@@ -112,7 +112,10 @@ def test_import_refuses_a_non_empty_kb_bad_files_and_writes_nothing(tmp_path: Pa
     with graphmem.open(tmp_path / "fresh") as fresh:
         bad = tmp_path / "bad.jsonl"
         lines = exported.read_text().splitlines()
-        bad.write_text("\n".join([*lines, '{"table": "nodes", "row": {"id": "x", "colour": 1}}']) + "\n")
+        end = json.loads(lines[-1])
+        end["end"]["rows"]["nodes"] += 1  # a whole file, with one row of another schema
+        bad.write_text("\n".join([*lines[:-1], '{"table": "nodes", "row": {"id": "x", "colour": 1}}',
+                                  json.dumps(end)]) + "\n")
         with pytest.raises(InvalidInput, match="nodes.colour: no such column"):
             import_jsonl(fresh.ctx, bad)
         bad.write_text('{"nodes": 1}\n')

@@ -223,7 +223,9 @@ import json, os, sys, warnings
 # files may not be readable by 'nobody'.
 import graphmem, graphmem.store.sqlite, graphmem.retrieval.search, graphmem.faces.wiki
 import graphmem.ingest.extractors.offline, graphmem.memory.search, encodings.idna, unicodedata
-home = sys.argv[1]
+import graphmem.portability, graphmem.portability.export, graphmem.portability.graphs
+from pathlib import Path
+home, out_dir = sys.argv[1], Path(sys.argv[2])
 if os.geteuid() == 0:
     os.setgid(65534)
     os.setuid(65534)  # nobody: the permission bits now apply
@@ -241,6 +243,14 @@ with graphmem.open(home) as kb:
         out["write"] = "written"
     except graphmem.BackendError as exc:
         out["write"] = str(exc)
+    # reads of the whole file: check and export open their own read-only connection (no -shm either)
+    out["check"] = graphmem.portability.check(kb.ctx)["ok"]
+    out["export"] = graphmem.portability.export(kb.ctx, "jsonl", out_dir / "kb.jsonl")["counts"]["documents"]
+    try:
+        graphmem.portability.export(kb.ctx, "jsonl", Path(home) / "kb.jsonl")
+    except graphmem.InvalidInput as exc:
+        out["export_here"] = str(exc)
+    out["left"] = sorted(p.name for p in [*Path(home).iterdir(), *out_dir.iterdir()])
 print(json.dumps(out))
 """
 
@@ -268,8 +278,11 @@ def test_a_folder_nobody_may_write_is_read_read_only(tmp_path: Path) -> None:
         _populate(home)
         for p in [home, *home.rglob("*")]:
             p.chmod(0o555 if p.is_dir() else 0o444)
-        result = subprocess.run([sys.executable, "-c", CHMOD_CHILD, str(home)], capture_output=True, text=True,
-                                timeout=120)
+        out_dir = base / "out"
+        out_dir.mkdir()
+        out_dir.chmod(0o777)
+        result = subprocess.run([sys.executable, "-c", CHMOD_CHILD, str(home), str(out_dir)], capture_output=True,
+                                text=True, timeout=120)
         assert result.returncode == 0, result.stderr
         out = json.loads(result.stdout)
         assert out["read_only"] is True
@@ -277,6 +290,10 @@ def test_a_folder_nobody_may_write_is_read_read_only(tmp_path: Path) -> None:
         assert (out["search"], out["pages"], out["page"], out["memory"]) == (
             ["doc_1"], ["tea"], "About green tea.", ["I like green tea"])
         assert "is open read-only" in out["write"] and str(home) in out["write"]
+        # both used to end in "attempt to write a readonly database" (a traceback in the CLI)
+        assert (out["check"], out["export"]) == (True, 1)
+        assert out["export_here"].startswith(f"out: cannot write {home / 'kb.jsonl'} (Permission denied)")
+        assert out["left"] == sorted([*(p.name for p in home.iterdir()), "kb.jsonl"])  # no partial files
     finally:
         for p in [base, *base.rglob("*")]:
             p.chmod(stat.S_IRWXU)

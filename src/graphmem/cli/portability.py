@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..config import set_config_value
 from .agent_io import import_group as memory_import_group
 from .app import _emit, _open, handle_errors, json_option
 
@@ -47,10 +48,18 @@ for _name, _command in memory_import_group.commands.items():
 def import_jsonl_cmd(ctx: click.Context, file: Path, as_json: bool) -> None:
     """Load FILE, written by `graphmem export --format jsonl`, into an empty knowledge base (one transaction:
     a bad line imports nothing)."""
-    kb = _open(ctx, create=True)
-    from ..portability import import_jsonl
+    from ..portability import import_jsonl, read_export
 
-    _emit(import_jsonl(kb.ctx, file), as_json,
+    records = read_export(file)  # a bad file is refused before the knowledge base is created
+    new_folder = not (ctx.obj["home"] / "config.toml").exists()
+    model = records[0].get("embeddings_model")
+    # A new folder takes the export's embedding model (its vectors were made with it); an existing one keeps
+    # its own settings, and a search there says how to match them if they differ.
+    kb = _open(ctx, create=True, check_model=not (new_folder and isinstance(model, str)),
+               config={"embeddings": {"model": model}} if new_folder and isinstance(model, str) else None)
+    if new_folder and isinstance(model, str):
+        set_config_value(kb.home, "embeddings", "model", model)
+    _emit(import_jsonl(kb.ctx, file, records), as_json,
           lambda d: f"imported {sum(d['rows'].values())} rows and {d['files']} wiki files from {d['file']}")
 
 

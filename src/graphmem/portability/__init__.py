@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .backup import backup, check, restore
 from .export import FORMATS, export
-from .jsonl import export_jsonl, import_jsonl
+from .jsonl import export_jsonl, import_jsonl, read_export
 from .migrate import migrate
 
-__all__ = ["FORMATS", "export", "export_jsonl", "import_jsonl", "backup", "restore", "check", "migrate"]
+__all__ = ["FORMATS", "export", "export_jsonl", "import_jsonl", "read_export", "backup", "restore", "check", "migrate"]

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import io
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..context import Context
 from ..errors import InvalidInput
@@ -14,6 +19,38 @@ from .jsonl import export_jsonl
 __all__ = ["FORMATS", "export"]
 
 FORMATS = ("jsonl", "graphml", "cypher", "csv", "memory-jsonl")
+
+
+def _write(ctx: Context, fmt: str, scope: Mapping[str, Any] | None, f: IO[bytes]) -> dict[str, int]:
+    if fmt == "graphml":
+        return write_graphml(graph_rows(ctx, scope), f)
+    text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+    try:
+        if fmt == "jsonl":
+            return export_jsonl(ctx, text)
+        if fmt == "cypher":
+            return write_cypher(graph_rows(ctx, scope), text)
+        return write_memory_jsonl(graph_rows(ctx, scope), text)
+    finally:
+        text.flush()
+        text.detach()
+
+
+def _write_whole(out: Path, write: Callable[[IO[bytes]], dict[str, int]]) -> dict[str, int]:
+    """``write`` into a temporary file beside ``out``, renamed over it once complete: a failed export
+    (a full disk, an unreadable knowledge base, Ctrl-C) leaves no partial file, nor a damaged older one."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            counts = write(f)
+        # mkstemp's file is private (0600); an export is a file like any other the user writes
+        os.chmod(tmp, stat.S_IMODE(out.stat().st_mode) if out.exists() else 0o644)
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return counts
 
 
 def export(ctx: Context, fmt: str, out: Path, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -26,20 +63,13 @@ def export(ctx: Context, fmt: str, out: Path, scope: Mapping[str, Any] | None = 
                            "(graphml, cypher, csv, memory-jsonl) for one scope's memories")
     if fmt != "csv" and out.is_dir():
         raise InvalidInput(f"out: {out} is a folder; give a file name for the {fmt} export")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    counts: dict[str, int]
-    if fmt == "jsonl":
-        with out.open("w", encoding="utf-8") as f:
-            counts = export_jsonl(ctx, f)
-    elif fmt == "graphml":
-        with out.open("wb") as fb:
-            counts = write_graphml(graph_rows(ctx, scope), fb)
-    elif fmt == "cypher":
-        with out.open("w", encoding="utf-8") as f:
-            counts = write_cypher(graph_rows(ctx, scope), f)
-    elif fmt == "csv":
-        counts = write_neo4j_csv(graph_rows(ctx, scope), out)
-    else:
-        with out.open("w", encoding="utf-8") as f:
-            counts = write_memory_jsonl(graph_rows(ctx, scope), f)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "csv":
+            counts = write_neo4j_csv(graph_rows(ctx, scope), out)
+        else:
+            counts = _write_whole(out, lambda f: _write(ctx, fmt, scope, f))
+    except OSError as exc:
+        raise InvalidInput(f"out: cannot write {out} ({exc.strerror or exc}); choose a folder you may write "
+                           "to") from None
     return {"format": fmt, "out": str(out), "counts": counts}

@@ -27,6 +27,10 @@ class ConnectionMixin:
             return conn
         if not self.path.is_file():
             raise sqlite3.OperationalError("no such file (a read-only knowledge base is never created)")
+        return self._connect_read_only()
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that never writes the file (the store's own when read-only; an export's snapshot)."""
         uri = self.path.resolve().as_uri()
         try:
             conn = self._connect_uri(f"{uri}?mode=ro")

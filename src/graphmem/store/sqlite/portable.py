@@ -66,6 +66,9 @@ class PortableSqlMixin(SqlHelpers):
     def _connect_uri(self, uri: str) -> sqlite3.Connection:  # provided by ConnectionMixin
         raise NotImplementedError
 
+    def _connect_read_only(self) -> sqlite3.Connection:  # provided by ConnectionMixin
+        raise NotImplementedError
+
     def _fts_tables(self) -> set[str]:
         return {r[0] for r in self._rows("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE "
                                          "'CREATE VIRTUAL TABLE%'")}
@@ -95,7 +98,8 @@ class PortableSqlMixin(SqlHelpers):
         bad = [t for t in wanted if t not in known]
         if bad:
             raise InvalidInput(f"tables: {bad[0]!r} is not a dumpable table; use one of {sorted(known)}")
-        conn = self._connect_uri(f"{self.path.resolve().as_uri()}?mode=ro")
+        # read-only, as the store's own connection falls back when the folder may not be written (no -shm)
+        conn = self._connect_read_only()
         try:
             conn.execute("BEGIN")  # one snapshot for every table
             for table in wanted:
@@ -235,6 +239,12 @@ class PortableSqlMixin(SqlHelpers):
                                   f"(SELECT 1 FROM {table} t WHERE t.{col} = v.item_id)", (kind,)).fetchone()[0]
             if n:
                 found["vectors"].append(f"{n} {kind} vectors of {kind}s that are gone")
+        # float16: two bytes per dimension (a shorter blob fails every product that reads it)
+        for kind, item_id, dim, size in self._rows("SELECT item_kind, item_id, dim, length(vec) FROM vectors"
+                                                   " WHERE dim < 1 OR length(vec) != 2 * dim LIMIT 20"):
+            found["vectors"].append(f"{kind} {item_id!r}: vector of {size} bytes for dim {dim} (expected "
+                                    f"{2 * int(dim or 0)}); graphmem check --repair drops it, graphmem reindex "
+                                    "writes it again")
         n = self.conn.execute("SELECT count(*) FROM provenance p WHERE p.chunk_id IS NOT NULL AND NOT EXISTS "
                               "(SELECT 1 FROM chunks c WHERE c.chunk_id = p.chunk_id)").fetchone()[0]
         if n:
@@ -254,6 +264,7 @@ class PortableSqlMixin(SqlHelpers):
                     self.conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
                 self.conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
                 self.conn.execute(_MEMORIES_FTS_FILL)
+            self.conn.execute("DELETE FROM vectors WHERE dim < 1 OR length(vec) != 2 * dim")
             for kind, (table, col) in _VECTOR_OWNERS.items():
                 self.conn.execute(f"DELETE FROM vectors WHERE item_kind = ? AND NOT EXISTS "
                                   f"(SELECT 1 FROM {table} t WHERE t.{col} = vectors.item_id)", (kind,))
