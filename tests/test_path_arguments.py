@@ -130,3 +130,19 @@ def test_an_unreadable_ignore_file_stops_the_ingest_before_anything_is_written(
         with pytest.raises(InvalidInput, match=r"cannot read .*\.gitignore \(Permission denied\); fix its permissions"):
             kb.ingest_paths([tmp_path / "work"])
         assert snapshot(kb) == before
+
+
+def test_the_knowledge_bases_own_folder_is_never_ingested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``graphmem --home kb ingest .``: the run read kb/wiki's pages (and config.toml, graph.db) back as
+    documents, 10 -> 127 -> 356 -> 792 documents over four runs (log.md changes every run)."""
+    from graphmem.ingest.discover import OWN_FOLDER
+
+    _folders(tmp_path / "work")
+    monkeypatch.chdir(tmp_path / "work")
+    with graphmem.open(tmp_path / "work" / "kb") as kb:
+        runs = [kb.ingest_paths(".") for _ in range(3)]
+        assert _doc_ids(kb) == ["work/a/a.md", "work/ab/ab.md", "work/b/b.md"]  # ids relative to the parent
+        assert [(r.added, r.unchanged) for r in runs] == [(3, 0), (0, 3), (0, 3)]
+        assert [[(s.path, s.reason) for s in r.skipped] for r in runs] == [[("work/kb", OWN_FOLDER)]] * 3
+        inside = kb.ingest_paths([tmp_path / "work" / "kb" / "wiki"])
+        assert [s.reason for s in inside.skipped] == [OWN_FOLDER] and len(_doc_ids(kb)) == 3

@@ -83,9 +83,21 @@ SYMLINK_SKIPPED = ("symbolic link, not followed (pass --follow-symlinks, or foll
                    "to ingest what it points to)")
 
 
+OWN_FOLDER = ("the knowledge base's own folder (--home): never ingested (its wiki pages would be read back "
+              "as documents, and grow on every run)")
+
+
+def _folder_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
              excludes: Sequence[str] = (), follow_symlinks: bool = False,
-             id_of: Callable[[Path], str] = doc_id_for) -> Iterator[Path | Skipped]:
+             id_of: Callable[[Path], str] = doc_id_for, leave_out: Path | None = None) -> Iterator[Path | Skipped]:
     """Files under ``paths`` (recursive, sorted: a folder's files, then its subfolders), minus
     hidden and ignored ones.
 
@@ -93,10 +105,17 @@ def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
     followed unless ``follow_symlinks``; with it, every real folder is walked at most once, so a
     link loop cannot hang the walk. Anything that is not a regular file (FIFO, socket, device)
     is reported, never opened (reading a FIFO blocks forever). Skipped entries inside a folder
-    are named by ``id_of`` (the id their file would have had).
+    are named by ``id_of`` (the id their file would have had). ``leave_out`` (the knowledge base's
+    own folder) is never walked, nor anything under it.
     """
+    own = _folder_key(leave_out) if leave_out is not None else None
+    own_path = Path(os.path.abspath(leave_out)) if leave_out is not None else None
     for raw in paths:
         root = Path(raw)
+        if own_path is not None and (own_path == Path(os.path.abspath(root)) or own_path in
+                                     Path(os.path.abspath(root)).parents):
+            yield Skipped(str(raw), OWN_FOLDER)
+            continue
         if root.is_symlink() and not follow_symlinks:
             yield Skipped(str(raw), SYMLINK_SKIPPED)
             continue
@@ -112,14 +131,14 @@ def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
             yield root if probe(root.is_file) else Skipped(str(raw), _NOT_REGULAR)
             continue
         yield from _walk(root, glob, list(excludes) + _ignore_patterns(root, follow_symlinks), follow_symlinks,
-                         id_of)
+                         id_of, own)
 
 
 _NOT_REGULAR = "not a regular file (FIFO, socket or device); not read"
 
 
 def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool,
-          id_of: Callable[[Path], str]) -> Iterator[Path | Skipped]:
+          id_of: Callable[[Path], str], own: tuple[int, int] | None = None) -> Iterator[Path | Skipped]:
     st = root.stat()
     visited = {(st.st_dev, st.st_ino)}
     stack: list[tuple[Path, str]] = [(root, "")]
@@ -155,6 +174,9 @@ def _walk(root: Path, glob: str | None, patterns: Sequence[str], follow: bool,
                     st = entry.stat()
                 except OSError as exc:
                     yield Skipped(id_of(path), f"cannot read ({exc.strerror})")
+                    continue
+                if (st.st_dev, st.st_ino) == own:
+                    yield Skipped(id_of(path), OWN_FOLDER)
                     continue
                 if (st.st_dev, st.st_ino) in visited:  # a link back to a folder already walked (a loop)
                     yield Skipped(id_of(path), "symbolic link to a folder that is already being ingested; "

@@ -405,7 +405,7 @@ def ingest_paths(
     # Discovery lists paths only (no file is opened), which gives the progress bar an estimate:
     # documents seen so far plus files not opened yet (a bulk file counts as one until read).
     ids = DocIds(ctx)
-    found = _discover_with_ids(ids, paths, glob, excludes, follow_symlinks)
+    found = _discover_with_ids(ids, paths, glob, excludes, follow_symlinks, ctx.home)
     left = _FilesLeft(len(found))
     progress = None
     if on_progress is not None:
@@ -423,7 +423,8 @@ def ingest_paths(
 
 
 def _discover_with_ids(ids: DocIds, paths: Sequence[str | os.PathLike[str]], glob: str | None,
-                       excludes: Sequence[str], follow_symlinks: bool) -> list[tuple[Path | Skipped, str]]:
+                       excludes: Sequence[str], follow_symlinks: bool,
+                       home: Path) -> list[tuple[Path | Skipped, str]]:
     """Every discovered file with its document id (ingest/doc_ids.py), before anything is read:
     an id two different files would share is refused here, so a refused command writes nothing;
     a file given twice is listed once."""
@@ -434,7 +435,7 @@ def _discover_with_ids(ids: DocIds, paths: Sequence[str | os.PathLike[str]], glo
         def id_of(path: Path, anchor: Path = anchor) -> str:
             return ids.id_for(path, anchor)
 
-        for item in discover([raw], glob, excludes, follow_symlinks, id_of=id_of):
+        for item in discover([raw], glob, excludes, follow_symlinks, id_of=id_of, leave_out=home):
             if isinstance(item, Skipped):
                 found.append((item, item.path))
                 continue
