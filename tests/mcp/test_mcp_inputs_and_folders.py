@@ -100,3 +100,15 @@ def test_a_skill_deleted_from_disk_is_not_served(session: McpSession, work: Path
     assert "kiln-firing" in _error(session, "activate_skill", {"name": "kiln-firing"})
     # skills in other roots stay
     assert session.ok("activate_skill", {"name": "release-notes"})["name"] == "release-notes"
+
+
+def test_an_unknown_argument_is_a_tool_error_naming_it(session: McpSession) -> None:
+    """``search {"limit": 2}`` (the argument is ``k``) answered 10 hits: the SDK's models ignore unknown fields."""
+    text = _error(session, "search", {"query": "release", "limit": 2})
+    assert "limit" in text and "Extra inputs are not permitted" in text
+    text = _error(session, "wiki_lint", {"fixx": True})
+    assert "fixx" in text
+    assert "problems" in session.ok("wiki_lint", {})  # the known arguments still work
+    schemas = {t.name: t.input_schema for t in session.run(session.client.list_tools).tools}
+    assert all(s.get("additionalProperties") is False for s in schemas.values()), [
+        n for n, s in schemas.items() if s.get("additionalProperties") is not False]

@@ -191,3 +191,16 @@ def test_negative_content_length_is_refused_and_writes_nothing(client: Any) -> N
     err = error_of(resp, 400, "InvalidInput")
     assert err["field"] == "Content-Length"
     assert _memories(client) == []
+
+
+def test_values_are_taken_as_json_gives_them(client: Any) -> None:
+    """Lax parsing turned {"confirm": "yes"} into True, and POST /reset deleted every memory."""
+    assert client.post("/memories", json={"messages": "I like green tea", "user_id": "u"}).status_code == 200
+    for confirm in ("yes", 1, "true"):
+        err = error_of(client.post("/reset", json={"confirm": confirm}), 400, "InvalidInput")
+        assert err["field"] == "confirm", err
+    assert _memories(client) == ["I like green tea"]
+    for k in (True, "5", 2.5):
+        err = error_of(client.post("/search", json={"query": "tea", "k": k}), 400, "InvalidInput")
+        assert err["field"] == "k", err
+    assert client.post("/search", json={"query": "tea", "k": 5}).status_code == 200

@@ -25,6 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.types import EmptyResult, SubscribeRequestParams, ToolAnnotations, UnsubscribeRequestParams
+from pydantic import ConfigDict
 
 from ..errors import GraphmemError
 from . import plain
@@ -146,6 +147,21 @@ class Registry:
 
             self.server.add_tool(run, name=name or fn.__name__, title=title, annotations=annotations,
                                  structured_output=True)
+            _refuse_unknown_arguments(self.server, name or fn.__name__)
             return fn
 
         return decorator
+
+
+def _refuse_unknown_arguments(server: MCPServer[Any], name: str) -> None:
+    """The SDK's argument models ignore unknown fields: ``search {"query": ..., "limit": 2}`` (the tool's
+    argument is ``k``) answered 10 hits without a word. Like the HTTP API, refuse them (the schema says
+    ``additionalProperties: false`` too). Values keep the SDK's lax parsing: agents often send ``"5"``."""
+    tool = server._tool_manager.get_tool(name)  # noqa: SLF001 - the SDK has no public hook for the model config
+    if tool is None:
+        return
+    base = tool.fn_metadata.arg_model
+    tool.fn_metadata.arg_model = type(base.__name__, (base,), {
+        "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}), "__module__": base.__module__})
+    tool.parameters = tool.fn_metadata.arg_model.model_json_schema(by_alias=True)
+

@@ -1,7 +1,9 @@
 """Request bodies (pydantic models: the OpenAPI document's schemas come from them).
 
 Fields mirror the library's arguments; bounds keep one request's work bounded. Unknown fields
-are refused (a misspelt field must not be silently ignored).
+are refused (a misspelt field must not be silently ignored), and values are taken as JSON gives
+them (strict): ``{"confirm": "yes"}`` or ``{"k": true}`` is a 400 naming the field, not a coerced
+true or 1 (lax mode turned "yes" into True and let POST /reset delete every memory).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ MAX_ID = 2**62
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class DocumentIn(_Body):
@@ -124,6 +126,8 @@ class SkillGraphRetrieveIn(_Body):
 
 class MessageIn(BaseModel):
     """One chat message."""
+
+    model_config = ConfigDict(strict=True)
 
     role: str | None = Field(default=None, max_length=50)
     content: str
