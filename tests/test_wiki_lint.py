@@ -230,3 +230,24 @@ def test_sync_skips_files_it_cannot_index(wkb):
     reasons = sorted(s["reason"].split(";")[0] for s in res["skipped"])
     assert reasons[0].startswith("not UTF-8") and "already used" in reasons[1]
     assert len(wkb.wiki.list_pages()) == 1
+
+
+def test_a_hub_entity_past_its_bounded_lists_is_no_finding_but_one_inside_them_is(tmp_path):
+    """An entity named by more documents than its page lists (max_documents, then a See also window of
+    max_backlinks summaries by slug, less those listed) is not a finding for the summaries past those bounds.
+    The old rule counted the missing links instead: on a freshly generated wiki every entity named by 11
+    or more documents was reported (the bundled examples: pgbouncer) and --fix could not clear it."""
+    cfg = {"wiki": {"max_documents": 3, "max_backlinks": 2, "autosync_interval": 0}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
+        for i in range(8):
+            text = f"Incident {i} was caused by PgBouncer."
+            kb.ingest_with_content(f"inc-{i}", f"Incident {i}", "s", text,
+                                   [{"name": "PgBouncer", "type": "service", "supporting_text": text}])
+        assert kb.wiki.lint_wiki()["missing_cross_references"] == []
+        assert kb.wiki.lint_wiki(fix=True)["missing_cross_references"] == []
+    # A summary that sorts into the See also window is one the page should list: written where pages are not
+    # regenerated (auto_pages off), the entity page misses it, and that is a finding.
+    with graphmem.open(tmp_path / "kb", config={"wiki": {**cfg["wiki"], "auto_pages": False}}) as kb:
+        kb.wiki.write_page("summary", "Aaa notes", "About [[pgbouncer]].\n")
+        report = kb.wiki.lint_wiki()
+        assert report["missing_cross_references"] == [{"slug": "pgbouncer", "missing_link_to": "aaa-notes"}]

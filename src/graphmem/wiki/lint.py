@@ -79,15 +79,19 @@ def lint(core: WikiCore) -> dict[str, Any]:
          "reason": "no such relation in the graph" if missing else "the relation has no evidence left"}
         for page, edge_id, line, text, missing in store.wiki_uncited_claims()
     ]
-    cap = cfg.max_documents + cfg.max_backlinks
     xrefs: list[dict[str, Any]] = []
-    to_entity = store.wiki_one_way_links("summary", "entity")
-    per_entity: dict[str, int] = {}
-    for _, ent in to_entity:
-        per_entity[ent] = per_entity.get(ent, 0) + 1
-    for summary, ent in to_entity:
-        # A hub entity lists only its first documents (bounded pages); not a finding past the cap.
-        if per_entity[ent] <= cap or len(store.page_backlinks(ent, cap + 1, category="summary")) <= cap:
+    # An entity page is bounded: its first max_documents documents, then "See also" with the first max_backlinks
+    # summaries (by slug) that link to it, less those already listed. A summary it does not link back is a
+    # finding only where those bounds would have shown it: the page lists every summary, or the summary is one
+    # of the See also window. (Counting the missing links against max_documents + max_backlinks flagged every
+    # entity named by 11 or more documents, on a freshly generated wiki, and --fix could never clear it.)
+    window: dict[str, tuple[bool, set[str]]] = {}
+    for summary, ent in store.wiki_one_way_links("summary", "entity"):
+        if ent not in window:
+            full = len(store.page_backlinks(ent, cfg.max_documents + 1, category="summary")) > cfg.max_documents
+            window[ent] = (full, set(store.backlink_sources(ent, cfg.max_backlinks, category="summary")))
+        full, see_also = window[ent]
+        if not full or summary in see_also:
             xrefs.append({"slug": ent, "missing_link_to": summary})
     for ent, summary in store.wiki_one_way_links("entity", "summary"):
         xrefs.append({"slug": summary, "missing_link_to": ent})
