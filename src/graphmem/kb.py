@@ -67,6 +67,7 @@ class KnowledgeBase:
         # What engine code receives (store, config, clock, embeddings, notes, hooks); the faces
         # register their hooks on it.
         self.ctx = Context(home=home, config=config, store=store, clock=clock)
+        self.closed = False  # set by close(): every public call then says so (validate.checked_inputs)
         self.notes: list[str] = self.ctx.notes
         self.embeddings = EmbeddingManager(self.ctx)
         self.ctx.embeddings = self.embeddings
@@ -107,10 +108,13 @@ class KnowledgeBase:
 
     def close(self) -> None:
         """Close the store (after regenerating wiki pages still pending). The knowledge base is
-        unusable afterwards."""
+        unusable afterwards: a call then raises InvalidInput saying so (closing again is harmless)."""
+        if self.closed:
+            return
         self.events.close()  # stop this process's subscriptions before their store goes
         self.wiki.close()
         self.store.close()
+        self.closed = True
 
     def __enter__(self) -> KnowledgeBase:
         return self

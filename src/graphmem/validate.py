@@ -115,8 +115,16 @@ def path_list(where: str, name: str, value: Any) -> list[str | os.PathLike[str]]
 def _wrap(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
     signature = inspect.signature(fn)
 
+    closes = fn.__name__ == "close"
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # A knowledge base used after close() (the faces hold it as ``_kb``): say so, not sqlite3's
+        # "Cannot operate on a closed database" from deep inside the call.
+        kb = getattr(args[0], "_kb", args[0]) if args else None
+        if getattr(kb, "closed", False) is True and not closes:
+            raise InvalidInput(f"{where}: the knowledge base {getattr(kb, 'home', '')} is closed; open it again "
+                               "with graphmem.open(...)")
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError:
@@ -129,6 +137,7 @@ def _wrap(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
                 check_count(where, name, value)
         return fn(*args, **kwargs)
 
+    wrapper._checks_inputs = True  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -137,13 +146,19 @@ def checked_inputs(label: str) -> Callable[[T], T]:
     (errors say ``<label>.<method>: <argument>...``)."""
 
     def decorate(cls: T) -> T:
-        for attr, value in list(vars(cls).items()):
+        # The class's own methods and those it inherits from mixins (ContextGraphMaintenance's
+        # backfill_context_graph used to reach SQLite unchecked): the nearest definition of each name.
+        members: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__[:-1]):  # object last out
+            members.update(vars(klass))
+        for attr, value in members.items():
             if attr.startswith("_"):
                 continue
-            if isinstance(value, staticmethod):
-                setattr(cls, attr, staticmethod(_wrap(value.__func__, f"{label}.{attr}")))
-            elif inspect.isfunction(value):
-                setattr(cls, attr, _wrap(value, f"{label}.{attr}"))
+            fn = value.__func__ if isinstance(value, staticmethod) else value
+            if not inspect.isfunction(fn) or getattr(fn, "_checks_inputs", False):
+                continue  # not a method, or checked already (a decorated base class)
+            wrapped = _wrap(fn, f"{label}.{attr}")
+            setattr(cls, attr, staticmethod(wrapped) if isinstance(value, staticmethod) else wrapped)
         return cls
 
     return decorate

@@ -69,17 +69,27 @@ def parse_timestamp(value: Any, now: str) -> str:
     """When it was said: a datetime, an ISO-8601 string or epoch seconds (default ``now``)."""
     if value is None:
         return now
-    if isinstance(value, datetime):
-        return iso(value if value.tzinfo else value.replace(tzinfo=timezone.utc))
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if not math.isfinite(value):
-            raise InvalidInput(f"timestamp: expected a datetime or ISO-8601 string, got {value!r}")
-        return iso(datetime.fromtimestamp(value, timezone.utc))
+    try:
+        if isinstance(value, datetime):
+            return iso(value if value.tzinfo else value.replace(tzinfo=timezone.utc))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise InvalidInput(f"timestamp: expected a datetime or ISO-8601 string, got {value!r}")
+            return iso(datetime.fromtimestamp(value, timezone.utc))
+    except (OverflowError, OSError, ValueError):  # 1e20 seconds, year 0, year 1 at +05:00 (before 0001 UTC)
+        raise InvalidInput(f"timestamp: {value!r} is outside the years 1 to 9999 (UTC); give a time in that "
+                           "range") from None
     if isinstance(value, str):
         try:
-            return iso(parse_iso(value.strip()))
+            parsed = parse_iso(value.strip())
         except ValueError:
             pass
+        else:
+            try:
+                return iso(parsed)
+            except (OverflowError, ValueError):
+                raise InvalidInput(f"timestamp: {value!r} is outside the years 1 to 9999 (UTC); give a time in "
+                                   "that range") from None
     raise InvalidInput(f"timestamp: expected a datetime or an ISO-8601 string such as 2024-05-01T12:00:00Z, "
                        f"got {value!r}")
 
