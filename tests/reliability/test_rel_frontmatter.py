@@ -220,3 +220,21 @@ def test_skills_build_goes_on_past_hostile_front_matter(kb: graphmem.KnowledgeBa
     assert sorted(res.added) == ["bomb", "dated", "good", "looped"]
     assert kb.skills.get("dated")["front_matter"]["reviewed"] == "2024-02-30"
     assert any("looped/SKILL.md" in w for w in res.warnings) and any("bomb/SKILL.md" in w for w in res.warnings)
+
+
+def test_an_ingest_names_each_file_whose_front_matter_it_kept_as_text(tmp_path: Path) -> None:
+    """The README promises 'a warning for that file and the run goes on'; the reason was only in the document's
+    metadata (front_matter_problem), and the summary said warnings 0."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "alias.md").write_text("---\na: &x [1]\nb: *x\n---\n# Alias\nbody\n", encoding="utf-8")
+    (folder / "bad.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    (folder / "fine.md").write_text("---\ntitle: Fine\n---\nbody\n", encoding="utf-8")
+    with graphmem.open(tmp_path / "kb") as kb:
+        first = kb.ingest_paths([folder])
+        assert first.added == 3
+        said = sorted(w.split(": front matter not read: ")[0] for w in first.warnings if "front matter not read" in w)
+        assert said == ["d/alias.md", "d/bad.md"]
+        assert any("YAML alias" in w for w in first.warnings) and any("not valid YAML" in w for w in first.warnings)
+        again = kb.ingest_paths([folder])  # unchanged files are not read again: nothing new to say
+        assert again.unchanged == 3 and again.warnings == []

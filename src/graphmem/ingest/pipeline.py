@@ -275,7 +275,10 @@ def ingest_documents(
                     summary.entities += res.nodes_added
                     summary.relations += res.edges_added
                     summary.mentions += res.mentions_added
-                    summary.warnings.extend(f"{doc.doc_id}: {w}" for w in warnings + res.warnings)
+                    # a refused front matter (YAML aliases, bad YAML, too big) is kept as text: say so once
+                    problem = doc.metadata.get("front_matter_problem") if isinstance(doc.metadata, dict) else None
+                    said = [f"front matter not read: {problem}"] if isinstance(problem, str) else []
+                    summary.warnings.extend(f"{doc.doc_id}: {w}" for w in said + warnings + res.warnings)
             if written.interrupted or summary.interrupted:
                 summary.interrupted = True
                 if pending:  # the document being extracted or written when Ctrl-C came
