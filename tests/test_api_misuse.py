@@ -53,3 +53,34 @@ def test_the_edges_of_the_calendar_are_kept(kb: graphmem.KnowledgeBase) -> None:
     kb.memory.add("last", user_id="u", timestamp="9999-12-31T23:59:59Z")
     said = sorted(m["timestamp"] for m in kb.memory.get_all(user_id="u")["results"])
     assert said == ["0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.000Z"]
+
+
+def test_a_newline_in_a_file_name_is_refused_as_a_document_id(tmp_path: Path) -> None:
+    """ESC was refused ("no control characters") but a newline or tab was taken: 'docs list' broke across lines."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "new\nline.md").write_text("Kafka causes lag.\n", encoding="utf-8")
+    (folder / "tab\there.md").write_text("Redis causes lag.\n", encoding="utf-8")
+    (folder / "fine.md").write_text("Fine.\n", encoding="utf-8")
+    with graphmem.open(tmp_path / "kb") as kb:
+        done = kb.ingest_paths([folder])
+        assert sorted(d.doc_id for d in kb.documents.list()) == ["d/fine.md"]
+        assert sorted(s.path for s in done.skipped) == ["d/new\nline.md", "d/tab\there.md"]
+        assert all("no control characters" in s.reason for s in done.skipped)
+        with pytest.raises(InvalidInput, match="no control characters"):
+            kb.ingest_with_content("a\nb", "t", "s", "text")
+
+
+@pytest.mark.parametrize(("call", "named"), [
+    (lambda kb: kb.memory.add("\x00\x00", user_id="u"), r"contains NUL characters"),
+    (lambda kb: kb.memory.add("tea\x00time", user_id="u"), r"contains NUL characters"),
+    (lambda kb: kb.memory.add("hello", user_id="\x00"), r"user_id '\\x00': contains a control character"),
+    (lambda kb: kb.memory.add("hello", user_id="u", agent_id="a\nb"), r"agent_id 'a\\nb': contains a control"),
+    (lambda kb: kb.memory.search("hello", user_id="u\t"), r"user_id 'u\\t': contains a control character"),
+])
+def test_nul_in_a_memory_and_control_characters_in_a_scope_id_are_refused(kb: graphmem.KnowledgeBase, call: Any,
+                                                                          named: str) -> None:
+    before = snapshot(kb)
+    with pytest.raises(InvalidInput, match=named):
+        call(kb)
+    assert snapshot(kb) == before

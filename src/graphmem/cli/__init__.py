@@ -96,7 +96,8 @@ def _render_summary(s: dict[str, Any]) -> str:
     if s["warnings_count"] > len(shown):
         lines.append(f"  … and {s['warnings_count'] - len(shown)} more warnings (see --json)")
     for sk in s["skipped"][:50]:
-        where = f"{sk['path']}:{sk['line']}" if sk["line"] else sk["path"]
+        path = sk["path"] if sk["path"].isprintable() else repr(sk["path"])  # a newline in a name: one line still
+        where = f"{path}:{sk['line']}" if sk["line"] else path
         lines.append(f"  skipped {where}: {sk['reason']}")
     if len(s["skipped"]) > 50:
         lines.append(f"  … and {len(s['skipped']) - 50} more skipped (see --json)")

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["IngestResult", "ingest_document", "validate_document_fields"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# An id is one line: a newline, CR or tab in it (a file named "new\nline.md") broke every listing that prints ids.
+_ID_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass
@@ -81,7 +83,7 @@ def validate_document_fields(
     """Check the document's own fields; raise InvalidInput naming the bad one."""
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise InvalidInput("doc_id: expected a non-empty string (e.g. 'doc_001')")
-    if _CONTROL.search(doc_id) or len(doc_id) > 512:
+    if _ID_CONTROL.search(doc_id) or len(doc_id) > 512:
         raise InvalidInput(f"doc_id {doc_id!r}: must be at most 512 characters with no control characters")
     for name, value in (("title", title), ("source", source)):
         if value is not None and not isinstance(value, str):

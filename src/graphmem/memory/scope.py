@@ -20,6 +20,9 @@ DOC_REF_KEYS = ("doc_id", "document_id", "source_id", "source_url", "url")
 _URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def scope_filters(**fields: Any) -> dict[str, str]:
     """The given scope fields (None dropped), each checked to be a non-empty string."""
     out: dict[str, str] = {}
@@ -29,6 +32,9 @@ def scope_filters(**fields: Any) -> dict[str, str]:
             continue
         if not isinstance(value, str) or not value.strip():
             raise InvalidInput(f"{key}: expected a non-empty string, got {value!r}")
+        if _CONTROL.search(value):
+            raise InvalidInput(f"{key} {value!r}: contains a control character (NUL, newline, tab ...); an id is "
+                               "one line of printable text")
         out[key] = value
     return out
 
@@ -118,6 +124,8 @@ def check_text(text: Any, field: str, max_chars: int) -> str:
         raise InvalidInput(f"{field}: expected a string, got {type(text).__name__}")
     if not text.strip():
         raise InvalidInput(f"{field}: the memory text is empty; give the text to remember")
+    if "\x00" in text:  # as for documents: no file, socket or search index keeps a NUL as text
+        raise InvalidInput(f"{field}: contains NUL characters (\\x00); remove them")
     if len(text) > max_chars:
         raise InvalidInput(f"{field}: {len(text)} characters is more than memory.max_text_chars ({max_chars}); "
                            "split it or raise the limit")
