@@ -204,3 +204,12 @@ def test_values_are_taken_as_json_gives_them(client: Any) -> None:
         err = error_of(client.post("/search", json={"query": "tea", "k": k}), 400, "InvalidInput")
         assert err["field"] == "k", err
     assert client.post("/search", json={"query": "tea", "k": 5}).status_code == 200
+
+
+def test_events_refuse_an_unknown_type_and_take_contextkit_names(client: Any) -> None:
+    """GET /events?types=nope and ?types=node_added both answered {"events": []}."""
+    assert client.post("/memories", json={"messages": "I like green tea", "user_id": "u"}).status_code == 200
+    got = client.get("/events", params={"types": "node_added"})
+    assert [e["type"] for e in got.json()["events"]] == ["memory.added"]
+    err = error_of(client.get("/events", params={"types": "nope"}), 400, "InvalidInput")
+    assert "'nope' is not an event type" in err["message"]

@@ -71,10 +71,11 @@ class Events:
 
     def list(self, after_id: int = 0, types: Sequence[str] | None = None, target: str | None = None,
              limit: int = 100) -> list[Event]:
-        """Events with id greater than ``after_id``, oldest first (page with the last id seen)."""
-        if isinstance(types, str):
-            types = [types]
-        return self._kb.store.list_events(after_id, types, target, limit)
+        """Events with id greater than ``after_id``, oldest first (page with the last id seen). ``types``:
+        graphmem's names or ContextKit's (``node_added``); an unknown one is InvalidInput."""
+        from ..feed.types import filter_types
+
+        return self._kb.store.list_events(after_id, filter_types(types), target, limit)
 
     def last_id(self) -> int:
         """The id of the newest committed event (0: empty log)."""

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import InvalidInput
 from ..models import Event
 from ..store.protocols import EventStore
-from .types import SCOPE_FIELDS, graphmem_types, matches_scope
+from .types import SCOPE_FIELDS, filter_types, matches_scope
 
 __all__ = ["follow", "Subscriptions", "Subscription", "DeliveryFailure", "check_scope", "wait_for"]
 
@@ -52,7 +52,7 @@ def follow(open_reader: ReaderFactory, after_id: int = 0, types: Sequence[str] |
     graphmem types and ContextKit names. ``on_position(id)`` hears how far the log has been read
     (filtered-out events included) once every event read so far was yielded."""
     stop = stop or threading.Event()
-    wanted = graphmem_types(types) if types else None
+    wanted = filter_types(types) if types else None
     reader = open_reader()
     try:
         cursor = after_id
@@ -134,6 +134,7 @@ class Subscriptions:
             raise InvalidInput(f"callback: expected a callable, got {callback!r}")
         if from_event_id is not None and (not isinstance(from_event_id, int) or from_event_id < 0):
             raise InvalidInput(f"from_event_id: expected a non-negative event id, got {from_event_id!r}")
+        filter_types(event_types, "event_types")  # an unknown name would never be delivered
         if isinstance(event_types, str):
             event_types = [event_types]
         if not isinstance(retries, int) or retries < 0:

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import InvalidInput
+
 __all__ = ["EVENT_TYPES", "CONTEXTKIT_TYPES", "SCOPE_FIELDS", "contextkit_name", "graphmem_types",
-           "event_scope", "matches_scope"]
+           "filter_types", "event_scope", "matches_scope"]
 
 EVENT_TYPES: dict[str, str] = {
     # documents (and their chunks, evidence records and mentions, counted in the payload)
@@ -86,6 +88,22 @@ def graphmem_types(names: Iterable[str]) -> list[str]:
     for name in names:
         out += CONTEXTKIT_TYPES.get(name, (name,))
     return list(dict.fromkeys(out))
+
+
+def filter_types(names: Iterable[str] | str | None, field: str = "types") -> list[str] | None:
+    """The graphmem types a filter asks for (ContextKit names mapped), None for no filter. A name that is
+    neither is InvalidInput: a filter by a misspelt or foreign name answered nothing, as if no such event
+    had ever happened. (``wiki.<operation>`` is open: a page write names its operation.)"""
+    if names is None:
+        return None
+    listed = [names] if isinstance(names, str) else list(names)
+    for name in listed:
+        if not isinstance(name, str) or not (name in EVENT_TYPES or name in CONTEXTKIT_TYPES
+                                             or (name.startswith("wiki.") and len(name) > 5)):
+            raise InvalidInput(f"{field}: {name!r} is not an event type; use one of graphmem's ("
+                               f"{', '.join(list(EVENT_TYPES)[:4])}, ... : graphmem.feed.EVENT_TYPES) or "
+                               f"ContextKit's ({', '.join(list(CONTEXTKIT_TYPES)[:3])}, ...)")
+    return graphmem_types(listed) if listed else None
 
 
 def event_scope(payload: Mapping[str, Any]) -> dict[str, str]:
