@@ -148,6 +148,12 @@ def test_a_new_knowledge_base_loads_its_own_template_back(tmp_path):
 @pytest.mark.parametrize("override,message", [
     ({"wiki": {"regenerate": "sometimes"}}, "wiki.regenerate"),
     ({"graph": {"max_depth": -1}}, r"\[graph\] max_depth: -1 is out of range"),
+    # settings declared without bounds: below zero is refused too (wiki.max_documents = -5 truncated pages)
+    ({"wiki": {"max_documents": -5}}, r"\[wiki\] max_documents: -5 is out of range \(must be >= 0"),
+    ({"graph": {"max_edges": -1}}, r"\[graph\] max_edges: -1 is out of range"),
+    ({"skills": {"top_k": -2}}, r"\[skills\] top_k: -2 is out of range"),
+    ({"memory": {"context_graph": {"retrieval": {"alpha_dense": -0.5}}}},
+     r"\[memory.context_graph.retrieval\] alpha_dense: -0.5 is out of range"),
     ({"graph": {"min_confidence": 1.5}}, r"\[graph\] min_confidence"),
     ({"chunking": {"size": 100, "overlap": 60}}, r"\[chunking\] overlap: 60 must be less than half"),
     ({"memory": {"context_graph": {"decay": {"half_life_days": float("inf")}}}},

@@ -173,15 +173,15 @@ def _check_section(cls: type, data: Mapping[str, Any], where: str) -> None:
             if not math.isfinite(value) or abs(value) > _MAX_NUMBER:
                 raise InvalidInput(f"config key [{where}] {f.name}: {value!r} is not a usable number "
                                    f"(must be finite and at most {_MAX_NUMBER:g} in size)")
-            low, high = meta.get("low"), meta.get("high")
-            if low is not None or high is not None:
-                lo = -_MAX_NUMBER if low is None else low
-                hi = _MAX_NUMBER if high is None else high
-                low_open = bool(meta.get("low_open"))
-                if value > hi or value < lo or (value == lo and low_open):
-                    bound = f"> {lo:g}" if low_open else f">= {lo:g}"
-                    raise InvalidInput(f"config key [{where}] {f.name}: {value!r} is out of range "
-                                       f"(must be {bound} and <= {hi:g})")
+            # No setting means anything below zero (a count, a weight, a similarity, a time): a bound not
+            # declared is 0, so wiki.max_documents = -5 is refused by name instead of truncating pages.
+            lo = 0.0 if meta.get("low") is None else meta["low"]
+            hi = _MAX_NUMBER if meta.get("high") is None else meta["high"]
+            low_open = bool(meta.get("low_open"))
+            if value > hi or value < lo or (value == lo and low_open):
+                bound = f"> {lo:g}" if low_open else f">= {lo:g}"
+                raise InvalidInput(f"config key [{where}] {f.name}: {value!r} is out of range "
+                                   f"(must be {bound} and <= {hi:g})")
         choices = meta.get("choices")
         if choices and value not in choices:
             raise InvalidInput(f"config key '{where}.{f.name}' must be "
