@@ -84,3 +84,30 @@ def test_nul_in_a_memory_and_control_characters_in_a_scope_id_are_refused(kb: gr
     with pytest.raises(InvalidInput, match=named):
         call(kb)
     assert snapshot(kb) == before
+
+
+def test_wrong_types_in_ingest_search_skills_and_memory_are_refused_by_name(kb: graphmem.KnowledgeBase) -> None:
+    """Each raised AttributeError or TypeError from inside the call."""
+    cases = [
+        (lambda: kb.ingest("d6", "t", "s", "text", extraction=[1]), r"extraction: expected an Extraction or a mapping"),
+        (lambda: kb.ingest("d6", "t", "s", "text", extraction={"nodes": []}), r"extraction: unknown key\(s\) 'nodes'"),
+        (lambda: kb.search("tea", as_context=True, token_budget=None), r"token_budget: expected a positive number"),
+        (lambda: kb.search("tea", k=True), r"k: expected a positive integer"),
+        (lambda: kb.skills.retrieve("helm", preset=[1]), r"unknown skills preset \[1\]"),
+        (lambda: kb.skills.retrieve("helm", config=[1]), r"config: expected a mapping of skills search settings"),
+        (lambda: kb.memory.edges_among(None), r"memory_ids: expected a list of memory ids, got NoneType"),
+        (lambda: kb.skills.get(None), r"skill id: expected a skill's id or name"),
+        (lambda: kb.skills.neighbours(5), r"skill id: expected a skill's id or name"),
+    ]
+    before = snapshot(kb)
+    for call, named in cases:
+        with pytest.raises(InvalidInput, match=named):
+            call()
+    assert snapshot(kb) == before
+
+
+def test_an_extraction_given_as_a_mapping_is_parsed(kb: graphmem.KnowledgeBase) -> None:
+    text = "System crashes due to memory leaks."
+    res = kb.ingest("d7", "Crash", "s", text, extraction={"entities": [
+        {"name": "memory leak", "type": "issue", "supporting_text": text}]})
+    assert res.status == "added" and kb.graph.find("memory leak") is not None

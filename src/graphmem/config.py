@@ -169,6 +169,8 @@ def _check_section(cls: type, data: Mapping[str, Any], where: str) -> None:
             _check_section(_field_class(cls, f.name), value, f"{where}.{f.name}")
             continue
         meta = f.metadata
+        if meta.get("checked_where_used"):
+            continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if not math.isfinite(value) or abs(value) > _MAX_NUMBER:
                 raise InvalidInput(f"config key [{where}] {f.name}: {value!r} is not a usable number "

@@ -26,16 +26,18 @@ __all__ = [
 
 def setting(default: Any, doc: str = "", *, low: float | None = None, high: float | None = None,
             low_open: bool = False, choices: tuple[str, ...] = (), template: bool = False,
-            table: bool = False) -> Any:
+            table: bool = False, checked_where_used: bool = False) -> Any:
     """A field with its bounds and template comment.
 
     ``low``/``high``: the accepted range (``low_open``: ``low`` itself is refused); ``choices``: the
     accepted strings; ``template``: written into a new knowledge base's config.toml with ``doc`` as
     its comment (a ``doc`` with line breaks goes above the line); ``table``: a free-form table of
-    strings (synonyms, readers) merged over the default rather than replacing it.
+    strings (synonyms, readers) merged over the default rather than replacing it; ``checked_where_used``:
+    no range check when the knowledge base opens (the command that uses it checks it and names the key).
+    A number with no ``low`` refuses values below zero.
     """
     meta = {"doc": doc, "low": low, "high": high, "low_open": low_open, "choices": choices,
-            "template": template, "table": table}
+            "template": template, "table": table, "checked_where_used": checked_where_used}
     if table:
         frozen = MappingProxyType(dict(default))
         return field(default_factory=lambda: frozen, metadata=meta)
@@ -193,7 +195,7 @@ class SkillsConfig:
     return_all_factor: float = setting(2.5)  # with <= top_k * this many skills, retrieval returns them all
     # A bigger SKILL.md is not read (the largest public one is 294 KB); checked by `skills build`, which
     # names the key, so that a bad value does not stop the knowledge base from opening.
-    max_skill_kb: int = setting(1024)
+    max_skill_kb: int = setting(1024, checked_where_used=True)
 
 
 @dataclass(frozen=True)

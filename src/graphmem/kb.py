@@ -169,11 +169,21 @@ class KnowledgeBase:
         title: str | None,
         source: str | None,
         content: str,
-        extraction: Extraction | None = None,
+        extraction: Extraction | Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> IngestResult:
         """Like :meth:`ingest_with_content` with an already-validated :class:`Extraction` (what its parser
-        warned about, e.g. fields the contract does not read, leads the result's warnings)."""
+        warned about, e.g. fields the contract does not read, leads the result's warnings). A mapping
+        ``{"entities": [...], "relations": [...]}`` is parsed as :meth:`ingest_with_content` parses its lists."""
+        if isinstance(extraction, Mapping):
+            unknown = sorted(set(extraction) - {"entities", "relations"})
+            if unknown:
+                raise InvalidInput(f"extraction: unknown key(s) {', '.join(map(repr, unknown))}; an extraction holds "
+                                   "'entities' and 'relations'")
+            extraction = parse_extraction(extraction.get("entities"), extraction.get("relations"))
+        elif extraction is not None and not isinstance(extraction, Extraction):
+            raise InvalidInput(f"extraction: expected an Extraction or a mapping with 'entities' and 'relations', "
+                               f"got {type(extraction).__name__}")
         extraction = extraction or Extraction()
         result = ingest_document(self.ctx, doc_id, title, source, content, extraction, metadata)
         said = extraction.extra.get("warnings") if isinstance(extraction.extra, dict) else None

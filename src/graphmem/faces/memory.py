@@ -300,8 +300,8 @@ class Memory(ContextGraphMaintenance):
 
     def edges_among(self, memory_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The context-graph edges between these memories: ``[{src, dst, type, weight}]``."""
-        if isinstance(memory_ids, str) or not all(isinstance(m, str) for m in memory_ids):
-            raise InvalidInput("memory_ids: expected a list of memory ids")
+        if not isinstance(memory_ids, (list, tuple, set, frozenset)) or not all(isinstance(m, str) for m in memory_ids):
+            raise InvalidInput(f"memory_ids: expected a list of memory ids, got {type(memory_ids).__name__}")
         return [{"src": s, "dst": d, "type": t, "weight": round(w, 4)}
                 for s, d, t, w in self._kb.store.memory_edges_among(sorted(set(memory_ids)))]
 

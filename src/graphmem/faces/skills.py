@@ -105,9 +105,12 @@ class Skills:
         if isinstance(config, SkillSearchConfig):
             cfg = config
         else:
+            if config is not None and not isinstance(config, Mapping):
+                raise InvalidInput(f"config: expected a mapping of skills search settings or a SkillSearchConfig, "
+                                   f"got {type(config).__name__}")
             name = preset or "default"
-            if name not in SKILL_PRESETS:
-                raise InvalidInput(f"unknown skills preset '{name}'; presets: {', '.join(SKILL_PRESETS)}")
+            if not isinstance(name, str) or name not in SKILL_PRESETS:
+                raise InvalidInput(f"unknown skills preset {name!r}; presets: {', '.join(SKILL_PRESETS)}")
             cfg = SKILL_PRESETS[name].replace(**dict(config or {}))
         if strategy is not None:
             cfg = cfg.replace(strategy=strategy)
@@ -147,6 +150,8 @@ class Skills:
 
     def get(self, skill_id: str) -> SkillDetail:
         """One skill with its front matter and body."""
+        if not isinstance(skill_id, str) or not skill_id.strip():
+            raise InvalidInput(f"skill id: expected a skill's id or name (a non-empty string), got {skill_id!r}")
         row = self._kb.store.get_skill_row(skill_id)
         if row is None:
             idx = self.index()
@@ -178,6 +183,8 @@ class Skills:
 
     def neighbours(self, skill_id: str) -> SkillNeighbours:
         """A skill and its linked skills by edge type (strongest first)."""
+        if not isinstance(skill_id, str) or not skill_id.strip():
+            raise InvalidInput(f"skill id: expected a skill's id or name (a non-empty string), got {skill_id!r}")
         idx = self.index()
         i = idx.by_id.get(skill_id)
         if i is None:

@@ -57,11 +57,13 @@ def auto_preset_for(ctx: Any) -> str:
     return "default" if emb.model_id is None else auto_preset(emb.spec)
 
 
-def _check(query: Any, kinds: Any, k: Any, config: Any) -> list[str]:
+def _check(query: Any, kinds: Any, k: Any, config: Any, token_budget: Any = 1000) -> list[str]:
     if not isinstance(query, str):
         raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
-    if not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k: expected a positive integer, got {k!r}")
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
+        raise InvalidInput(f"token_budget: expected a positive number of tokens, got {token_budget!r}")
     if not isinstance(kinds, (str, list, tuple, set, frozenset)):
         raise InvalidInput(f"kinds: expected a kind or a list of kinds ({', '.join(KINDS)}), "
                            f"got {type(kinds).__name__}")
@@ -109,7 +111,7 @@ def search(
     ``config``: a mapping of passage settings, a :class:`PassageConfig`, or a :class:`SearchConfig`
     (its ``passages``). ``with_subgraph=False`` skips the edges among the hits (for callers that
     build their own)."""
-    kinds = _check(query, kinds, k, config)
+    kinds = _check(query, kinds, k, config, token_budget)
     cfg = _resolve(ctx, strategy, preset, config)
     # One search sees one state of what the store holds in RAM (the mention graph, vector indexes):
     # other processes' commits are looked for once, at its start, not before each of its ~19 mention reads.
