@@ -111,3 +111,16 @@ def test_an_extraction_given_as_a_mapping_is_parsed(kb: graphmem.KnowledgeBase) 
     res = kb.ingest("d7", "Crash", "s", text, extraction={"entities": [
         {"name": "memory leak", "type": "issue", "supporting_text": text}]})
     assert res.status == "added" and kb.graph.find("memory leak") is not None
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
+def test_a_blank_query_is_the_same_error_in_every_face(kb: graphmem.KnowledgeBase, blank: str) -> None:
+    """memory.search and skills.retrieve refused it; search, query, query_with_evidence, documents.search and
+    wiki.search_wiki answered nothing, as if nothing matched."""
+    calls = [kb.search, kb.query, kb.query_with_evidence, kb.documents.search, kb.wiki.search_wiki,
+             lambda q: kb.memory.search(q, user_id="u")]
+    for call in calls:
+        with pytest.raises(InvalidInput, match=r"query: expected a non-empty string"):
+            call(blank)
+    with pytest.raises(InvalidInput, match="message: give the text"):
+        kb.skills.retrieve(blank)

@@ -38,7 +38,7 @@ from .retrieval.config import SearchConfig
 from .retrieval.graph_query import graph_query, query_with_evidence
 from .retrieval.search import SearchResult, search
 from .store import Store, open_store
-from .validate import check_input, checked_inputs, path_list
+from .validate import check_input, check_query, checked_inputs, path_list
 
 __all__ = ["KnowledgeBase", "open", "default_home"]
 
@@ -262,6 +262,7 @@ class KnowledgeBase:
         dense, rrf, hybrid, bfs, ppr). ``as_context=True`` adds a
         text block of the best evidence within ``token_budget`` tokens.
         """
+        check_query(query)
         return search(self.ctx, query, kinds=kinds, k=k, strategy=strategy, preset=preset, config=config,
                       as_context=as_context, token_budget=token_budget)
 
@@ -303,8 +304,7 @@ class KnowledgeBase:
 
 
 def _check_query(text: Any) -> None:
-    if not isinstance(text, str):
-        raise InvalidInput(f"query: expected a string, got {type(text).__name__}")
+    check_query(text)
 
 
 _TRUE = ("1", "true", "yes", "on")

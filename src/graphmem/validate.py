@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from .errors import InvalidInput
 
-__all__ = ["check_input", "check_count", "checked_inputs", "path_list", "MAX_NESTING", "MAX_COUNT"]
+__all__ = ["check_input", "check_count", "check_query", "checked_inputs", "path_list", "MAX_NESTING", "MAX_COUNT"]
 
 MAX_NESTING = 200  # deeper argument structures are refused (and this bounds the walk)
 # Arguments that are file system paths: a path read from disk may carry surrogate escapes.
@@ -87,6 +87,16 @@ def check_count(where: str, name: str, value: Any) -> None:
         raise InvalidInput(f"{where}: {name} must be a whole number, got {value!r} ({type(value).__name__})")
     if not 0 <= value <= MAX_COUNT:
         raise InvalidInput(f"{where}: {name} must be between 0 and {MAX_COUNT}, got {value}")
+
+
+def check_query(query: Any, name: str = "query") -> str:
+    """A query: a string with words in it. Blank was an error in memory and skills search but an empty
+    answer in search, query, documents.search and wiki search; one rule for every face now."""
+    if not isinstance(query, str):
+        raise InvalidInput(f"{name}: expected a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInput(f"{name}: expected a non-empty string; give the words to look for")
+    return query
 
 
 def path_list(where: str, name: str, value: Any) -> list[str | os.PathLike[str]]:

@@ -14,7 +14,7 @@ from ..ingest.extractors.base import ExtractionError, SourceDocument, validate_e
 from ..ingest.pipeline import make_extractor
 from ..models import Chunk, ChunkHit, Document
 from ..text import content_hash
-from ..validate import checked_inputs
+from ..validate import check_query, checked_inputs
 from .results import DocumentDeleted
 
 if TYPE_CHECKING:
@@ -126,8 +126,7 @@ class Documents:
         Any text is a valid query: FTS5 syntax in it (quotes, ``*``, ``NEAR``, ``-``, ``:``)
         is treated as plain words.
         """
-        if not isinstance(query, str):
-            raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
+        check_query(query)
         if not isinstance(k, int) or k < 0:
             raise InvalidInput(f"k: expected a non-negative integer, got {k!r}")
         return self._kb.store.search_chunks(query, k, latest_only=not all_versions)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
-from ..validate import checked_inputs
+from ..validate import check_query, checked_inputs
 from ..wiki.core import PageWrite, Plan, WikiCore
 from ..wiki.files import exists, read_bytes, tail_lines
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
@@ -299,8 +299,7 @@ class Wiki:
     def search_wiki(self, query: str, k: int = 10, category: str | None = None) -> list[PageHit]:
         """Full-text search (BM25, title weighted) over pages:
         ``[{slug, category, path, title, snippet, score}]``, best first."""
-        if not isinstance(query, str):
-            raise InvalidInput(f"query: expected a string, got {type(query).__name__}")
+        check_query(query)
         check_count("k", k)
         cat = category_slug(category) if category is not None else None
         store = self._kb.store
