@@ -124,3 +124,12 @@ def test_a_blank_query_is_the_same_error_in_every_face(kb: graphmem.KnowledgeBas
             call(blank)
     with pytest.raises(InvalidInput, match="message: give the text"):
         kb.skills.retrieve(blank)
+
+
+def test_document_metadata_must_be_json(kb: graphmem.KnowledgeBase) -> None:
+    """NaN was accepted in a document's metadata (memory metadata refused it): the stored document then was
+    no longer valid JSON for exports and HTTP."""
+    before = snapshot(kb)
+    with pytest.raises(InvalidInput, match=r"metadata of document 'doc_1' is not JSON-serialisable"):
+        kb.ingest_with_content("doc_1", "t", "s", "System crashes due to memory leaks.", metadata={"x": float("nan")})
+    assert snapshot(kb) == before

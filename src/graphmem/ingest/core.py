@@ -100,7 +100,7 @@ def validate_document_fields(
         raise InvalidInput(f"metadata: expected an object/dict, got {type(metadata).__name__}")
     check_json_depth(metadata, f"metadata of document '{doc_id}'")
     try:
-        metadata = json.loads(json.dumps(dict(metadata)))
+        metadata = json.loads(json.dumps(dict(metadata), allow_nan=False))  # NaN is not JSON: exports would break
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"metadata of document '{doc_id}' is not JSON-serialisable ({exc})") from None
     return doc_id.strip(), (title or doc_id).strip() or doc_id, (source or "").strip(), raw_content, metadata
