@@ -15,6 +15,7 @@ import argparse
 import faulthandler
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -150,6 +151,13 @@ def _state(kb: Any) -> tuple[Any, ...]:
 def child(home: Path, seed: int, start: int, calls: int, progress: Path, report: Path) -> int:
     """Run calls ``start .. start+calls``; append findings to ``report`` (JSON lines)."""
     scratch = Path(tempfile.mkdtemp(prefix="graphmem-fuzz-"))
+    try:
+        return _calls(home, seed, start, calls, progress, report, scratch)
+    finally:  # one folder per child run was left in the temp folder (hundreds after a few runs)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _calls(home: Path, seed: int, start: int, calls: int, progress: Path, report: Path, scratch: Path) -> int:
     with graphmem.open(home, config=CONFIG) as kb, report.open("a", encoding="utf-8") as out:
         for i in range(start, start + calls):
             rng = random.Random(seed * 1_000_003 + i)
