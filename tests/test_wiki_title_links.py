@@ -1,0 +1,38 @@
+"""``[[Dispatch API]]``: a link by a page's title (or an entity's name or alias, which generated entity pages
+list as Obsidian ``aliases``) is the link to that page's slug for lint, backlinks and pages_about, as it is
+for Obsidian. It used to be stored lowercased, ``dispatch api``: a broken link, and no backlink."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import graphmem
+
+TEXT = "The dispatch API depends on PgBouncer. Dispatch API calls PgBouncer for every request."
+ENTITIES = [{"name": "Dispatch API", "type": "service", "supporting_text": "The dispatch API depends on PgBouncer."},
+            {"name": "PgBouncer", "type": "service", "supporting_text": "The dispatch API depends on PgBouncer."}]
+
+
+def test_a_link_by_title_resolves_to_the_pages_slug(tmp_path: Path) -> None:
+    with graphmem.open(tmp_path / "kb") as kb:
+        for i in range(2):  # an entity page needs two documents
+            kb.ingest_with_content(f"d{i}", f"Notes {i}", "s", TEXT, ENTITIES)
+        assert {p["slug"] for p in kb.wiki.list_pages()} >= {"dispatch-api", "pgbouncer"}
+        page = kb.wiki.write_page("topic", "Title links", "See [[Dispatch API]] and [[PgBouncer]].\n")
+        report = kb.wiki.lint_wiki()
+        assert report["broken_wikilinks"] == {}, report["broken_wikilinks"]
+        assert page["slug"] in [b["slug"] for b in kb.wiki.backlinks("dispatch-api")]
+        assert page["slug"] in [p["slug"] for p in kb.wiki.pages_about("Dispatch API")]
+
+
+def test_a_hand_made_file_named_with_spaces_keeps_its_own_links(tmp_path: Path) -> None:
+    """An Obsidian vault's own files are named by title ('Dispatch notes.md', slug 'dispatch notes'): a
+    link to that exact name still goes to it."""
+    with graphmem.open(tmp_path / "kb", config={"wiki": {"auto_pages": False}}) as kb:
+        folder = kb.home / "wiki" / "topic"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "Dispatch notes.md").write_text("# Dispatch notes\n\nback to [[Start here]]\n", encoding="utf-8")
+        (folder / "Start here.md").write_text("# Start here\n\nsee [[Dispatch notes]]\n", encoding="utf-8")
+        kb.wiki.sync()
+        assert kb.wiki.lint_wiki()["broken_wikilinks"] == {}
+        assert [b["slug"] for b in kb.wiki.backlinks("dispatch notes")] == ["start here"]
