@@ -213,3 +213,14 @@ def test_events_refuse_an_unknown_type_and_take_contextkit_names(client: Any) ->
     assert [e["type"] for e in got.json()["events"]] == ["memory.added"]
     err = error_of(client.get("/events", params={"types": "nope"}), 400, "InvalidInput")
     assert "'nope' is not an event type" in err["message"]
+
+
+def test_a_body_that_is_not_json_names_the_body(client: Any) -> None:
+    """Malformed JSON answered field "1" (a character offset, not a field); JSON nested 5,000 deep answered
+    the undocumented type HTTPError with no field."""
+    bad = client.post("/search", content=b'{bad json', headers={"content-type": "application/json"})
+    err = error_of(bad, 400, "InvalidInput")
+    assert err["field"] == "body" and err["message"].startswith("body: not valid JSON at character 1")
+    deep = client.post("/search", content=b"[" * 5000 + b"]" * 5000, headers={"content-type": "application/json"})
+    err = error_of(deep, 400, "InvalidInput")
+    assert err["field"] == "body"

@@ -100,6 +100,12 @@ def install_error_handlers(app: Any) -> None:
         first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
         field = _validation_field(tuple(first.get("loc", ())))
         msg = str(first.get("msg", "invalid value"))
+        if first.get("type") == "json_invalid":  # its loc is ("body", <character offset>): not a field
+            loc = tuple(first.get("loc", ()))
+            at = f" at character {loc[1]}" if len(loc) > 1 else ""
+            ctx = first.get("ctx")
+            reason = ctx.get("error", msg) if isinstance(ctx, dict) else msg
+            field, msg = "body", f"not valid JSON{at} ({reason}); send a JSON object"
         more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
         return error_response(400, "InvalidInput", f"{field}: {msg}{more}", field)
 
@@ -108,6 +114,9 @@ def install_error_handlers(app: Any) -> None:
         kind = {404: "NotFound", 405: "MethodNotAllowed", 401: "Unauthorized", 413: "PayloadTooLarge"}.get(
             exc.status_code, "HTTPError")
         message = str(exc.detail)
+        if exc.status_code == 400:  # a body the framework could not parse (e.g. JSON nested thousands deep)
+            return error_response(400, "InvalidInput", f"body: {message}; send a JSON object of the documented "
+                                  "shape (see /docs)", "body")
         if exc.status_code == 404 and message == "Not Found":
             message = f"no route {request.method} {request.url.path}; the routes are listed at /docs and /openapi.json"
         return error_response(exc.status_code, kind, message, headers=getattr(exc, "headers", None))
