@@ -122,7 +122,7 @@ def test_wiki_face_results(kb: graphmem.KnowledgeBase) -> None:
     r = kb.wiki.read_page("topic", "Page one")
     assert isinstance(r, PageRead) and r.content.startswith("Body again")
     [link] = r.links
-    assert link.target == "page-two" and link.line > 1  # by title: the slug of that title; lines of the file
+    assert link.target == "page two" and link.line > 1  # lines of the file, front matter included
     [back] = r.backlinks
     assert isinstance(back, LinkFrom) and back.slug == "page-two"
     assert r["backlinks"] == [{"slug": "page-two", "line": back.line}]

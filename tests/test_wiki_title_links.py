@@ -1,6 +1,7 @@
 """``[[Dispatch API]]``: a link by a page's title (or an entity's name or alias, which generated entity pages
-list as Obsidian ``aliases``) is the link to that page's slug for lint, backlinks and pages_about, as it is
-for Obsidian. It used to be stored lowercased, ``dispatch api``: a broken link, and no backlink."""
+list as Obsidian ``aliases``) is a link to that page for lint, backlinks and pages_about, as it is for Obsidian.
+Lint called it broken, and backlinks / pages_about never listed it. The link keeps its target as written, so
+it resolves whichever of the two pages came first."""
 
 from __future__ import annotations
 
@@ -36,3 +37,28 @@ def test_a_hand_made_file_named_with_spaces_keeps_its_own_links(tmp_path: Path) 
         kb.wiki.sync()
         assert kb.wiki.lint_wiki()["broken_wikilinks"] == {}
         assert [b["slug"] for b in kb.wiki.backlinks("dispatch notes")] == ["start here"]
+
+
+def test_a_link_written_before_its_page_resolves_once_the_page_exists(tmp_path: Path) -> None:
+    """Obsidian's usual order: [[Dispatch notes]] first, the file (created by clicking it) after."""
+    with graphmem.open(tmp_path / "kb", config={"wiki": {"auto_pages": False}}) as kb:
+        folder = kb.home / "wiki" / "topic"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "Start here.md").write_text("# Start here\n\nsee [[Dispatch notes]]\n", encoding="utf-8")
+        kb.wiki.sync()
+        assert list(kb.wiki.lint_wiki()["broken_wikilinks"]) == ["start here"]  # no such page yet
+        (folder / "Dispatch notes.md").write_text("# Dispatch notes\n\nback to [[start here]]\n", encoding="utf-8")
+        kb.wiki.sync()
+        report = kb.wiki.lint_wiki()
+        assert report["broken_wikilinks"] == {} and report["unlinked_pages"] == []
+        assert [b["slug"] for b in kb.wiki.backlinks("dispatch notes")] == ["start here"]
+
+
+def test_a_link_by_an_entitys_other_name_reaches_its_page(tmp_path: Path) -> None:
+    entities = [{**ENTITIES[0], "aliases": ["Dispatch"]}, ENTITIES[1]]
+    with graphmem.open(tmp_path / "kb") as kb:
+        for i in range(2):
+            kb.ingest_with_content(f"d{i}", f"Notes {i}", "s", TEXT, entities)
+        page = kb.wiki.write_page("topic", "Alias links", "See [[Dispatch]].\n")
+        assert kb.wiki.lint_wiki()["broken_wikilinks"] == {}
+        assert page["slug"] in [b["slug"] for b in kb.wiki.backlinks("dispatch-api")]

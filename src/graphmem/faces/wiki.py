@@ -23,7 +23,7 @@ from ..wiki.files import exists, read_bytes, tail_lines
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
-from ..wiki.markdown import dump_front_matter, split_front_matter
+from ..wiki.markdown import dump_front_matter, link_forms, link_target, split_front_matter
 from ..wiki.orphans import retire_pages
 from ..wiki.pagewrite import (
     check_page_args,
@@ -318,7 +318,15 @@ class Wiki:
         exist): ``[{slug, title, category, line}]``."""
         s = check_text("slug", slug, 200).lower().rpartition("/")[2]
         store = self._kb.store
-        links = store.page_backlinks(s)
+        page = store.pages_by_slug([s]).get(s)
+        links = []
+        seen: set[str] = set()
+        # [[dispatch-api]] first, then links by its title or an alias ([[Dispatch API]])
+        for form in [s, *sorted(link_forms(s, page.title, page.front_matter) - {s})] if page else [s]:
+            for src, line in store.page_backlinks(form):
+                if src not in seen and src != s:
+                    seen.add(src)
+                    links.append((src, line))
         pages = store.pages_by_slug(src for src, _ in links)
         return [Backlink(src, line, pages[src].title if src in pages else src,
                          pages[src].category if src in pages else None) for src, line in links]
@@ -331,9 +339,10 @@ class Wiki:
             raise NotFound(f"no entity named '{entity}'")
         store = self._kb.store
         own = store.pages_by_subject([ENT + node.id]).get(ENT + node.id)
-        targets = {slugify(n) for n in [node.name, *node.aliases] if any(ch.isalnum() for ch in n)}
+        names = [n for n in [node.name, *node.aliases] if any(ch.isalnum() for ch in n)]
+        targets = {slugify(n) for n in names} | {link_target(n) for n in names}  # [[dispatch-api]], [[Dispatch API]]
         if own is not None:
-            targets.add(own.slug)
+            targets |= link_forms(own.slug, own.title, own.front_matter)
         slugs = ([own.slug] if own else []) + [s for s in store.pages_linking_to(sorted(targets), limit)
                                                 if not own or s != own.slug]
         pages = store.pages_by_slug(slugs)

@@ -29,7 +29,6 @@ another process committed during the scan is never taken for a deleted one).
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendError, InvalidInput
+from ..errors import BackendError
 from ..models import ENTITY, Page, PageLink
 from ..store.rows import PageClaim, PageSource
 from ..text import content_hash, normalize_name, short_id
@@ -46,7 +45,7 @@ from .hosts import WikiMirror
 from .indexfiles import stage_index
 from .markdown import ParsedPage, index_text, parse_page
 from .scan import dir_state, index_temp_files, page_entries, scan
-from .slugs import shard_of, slugify
+from .slugs import shard_of
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -159,9 +158,9 @@ class WikiCore:
                 out[rest[norm]] = nid
         return out
 
-    def build_row(self, w: PageWrite, size: int, mtime_ns: int, now: str, batch_slugs: frozenset[str] = frozenset()
+    def build_row(self, w: PageWrite, size: int, mtime_ns: int, now: str
                   ) -> tuple[Page, list[PageLink], list[tuple[str, int, str]], list[tuple[str, int | None]]]:
-        """The index row of a page from its file text (``batch_slugs``: the pages written with it)."""
+        """The index row of a page from its file text."""
         parsed = w.parsed or parse_page(w.text, w.category, w.front_matter)
         fm = parsed.front_matter
         raw_title = fm.get("title")
@@ -206,19 +205,7 @@ class WikiCore:
             created_at=existing.created_at if existing else now, updated_at=now, shard=shard_of(w.slug),
             text=w.text,
         )
-        return page, self._link_slugs(parsed.links, batch_slugs), claims, list(dict(sources).items())
-
-    def _link_slugs(self, links: list[PageLink], batch_slugs: frozenset[str]) -> list[PageLink]:
-        """Links by title (``[[Dispatch API]]``) as links to the slug a page of that title has (``dispatch-api``),
-        unless a page has the target itself as its slug (a hand-made file named ``Dispatch API.md``). Lowercased
-        alone, the target matched no slug: lint called it broken, backlinks and pages_about never found it.
-        Generated pages link by slug already: only a page written with other links pays the one look-up."""
-        other = {ln.target: slug for ln in links if (slug := _title_slug(ln.target)) not in (None, ln.target)}
-        if not other:
-            return links
-        exact = set(self.ctx.store.pages_by_slug(list(other))) | (other.keys() & batch_slugs)
-        return [PageLink(other[ln.target], ln.line, ln.label) if ln.target in other and ln.target not in exact
-                else ln for ln in links]
+        return page, parsed.links, claims, list(dict(sources).items())
 
     # -- applying changes ------------------------------------------------------------------------
 
@@ -258,7 +245,6 @@ class WikiCore:
                     shards.setdefault((p.category, p.shard), {})[p.slug] = None
                     store.append_event("wiki.delete", p.slug, now, {"category": p.category, "path": p.path,
                                                                     "title": p.title})
-                batch_slugs = frozenset(w.slug for w in plan.writes)
                 for w in plan.writes:
                     path = self.abspath(w.path)
                     if w.from_disk:
@@ -269,7 +255,7 @@ class WikiCore:
                         if st is None:
                             raise BackendError(f"{path} vanished while it was being written; retry")
                         size, mtime = st.st_size, st.st_mtime_ns
-                    page, links, claims, sources = self.build_row(w, size, mtime, now, batch_slugs)
+                    page, links, claims, sources = self.build_row(w, size, mtime, now)
                     old_row = w.existing
                     if old_row is not None and old_row.path != page.path:
                         ftx.delete(self.abspath(old_row.path))
@@ -495,17 +481,3 @@ class WikiCore:
             if s["reason"] == _LINK_REASON and s["path"] not in self._links_warned:
                 self._links_warned.add(s["path"])
                 self.ctx.warn(f"wiki/{s['path']} skipped: {_LINK_REASON}")
-
-
-_SLUG_FORM = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # what slugify makes: nothing to do (a generated link)
-
-
-def _title_slug(target: str) -> str | None:
-    """The slug a page titled ``target`` gets, or None when no slug can be made of it (``!!!``)."""
-    if _SLUG_FORM.fullmatch(target):
-        return target
-    try:
-        return slugify(target, "link")
-    except InvalidInput:
-        return None
-

@@ -16,11 +16,19 @@ from typing import Any
 from ..context import FIND_ENTITY, WIKI_FLUSH
 from ..errors import InvalidInput
 from ..models import ENTITY
+from ..text import normalize_name
 from .core import PageWrite, Plan, WikiCore
 from .files import FileTxn, lstat, read_bytes
 from .generate import ENT
 from .indexfiles import INDEX_DIR, stage_index
-from .markdown import dump_front_matter, generated_block, parse_links, replace_generated, split_front_matter
+from .markdown import (
+    dump_front_matter,
+    generated_block,
+    link_forms,
+    parse_links,
+    replace_generated,
+    split_front_matter,
+)
 from .slugs import slugify
 
 __all__ = ["LINT_KEYS", "lint", "count_problems", "fix"]
@@ -58,12 +66,35 @@ def lint(core: WikiCore) -> dict[str, Any]:
         "orphan_pages": sorted(files - rows.keys()),
         "missing_pages": sorted(rows[p][0] for p in rows.keys() - files),
     }
+    # A link by a page's title or alias ([[Dispatch API]] for dispatch-api) is no broken link, and the page it
+    # names is linked: the same resolution as backlinks (wiki/markdown.py link_forms).
+    links = store.wiki_broken_links()
+    unlinked = store.wiki_unlinked_pages()
+    by_form: dict[str, str] = {}
+    if links or unlinked:
+        for page in store.pages_by_slug(_candidates(store, links, unlinked)).values():
+            for form in link_forms(page.slug, page.title, page.front_matter):
+                by_form.setdefault(form, page.slug)
+    # ... or by an entity's other name ([[Dispatch]] for the page of "Dispatch API", alias "Dispatch")
+    rest = {normalize_name(t): t for _, t, _ in links if t not in by_form}
+    if rest:
+        found = store.find_nodes(ENTITY, list(rest))
+        subjects = store.pages_by_subject([ENT + nid for nid in found.values()])
+        for norm, nid in found.items():
+            about = subjects.get(ENT + nid)
+            if about is not None:
+                by_form.setdefault(rest[norm], about.slug)
     broken: dict[str, list[dict[str, Any]]] = {}
-    for src, target, line in store.wiki_broken_links():
-        broken.setdefault(src, []).append({"target": target, "line": line})
+    reached: set[str] = set()
+    for src, target, line in links:
+        to = by_form.get(target)
+        if to is None:
+            broken.setdefault(src, []).append({"target": target, "line": line})
+        elif to != src:
+            reached.add(to)
     report["broken_wikilinks"] = broken
     report["isolated_pages"] = store.wiki_isolated_pages()
-    report["unlinked_pages"] = store.wiki_unlinked_pages()
+    report["unlinked_pages"] = [p for p in unlinked if p not in reached]
     report["stale_pages"] = [
         {"slug": page, "doc_id": doc, "cited_version": cited, "latest_version": latest,
          "reason": "document deleted" if latest is None else f"cites version {cited}, latest is {latest}"}
@@ -99,6 +130,18 @@ def lint(core: WikiCore) -> dict[str, Any]:
     report["stubs"] = store.wiki_stubs()
     report["problems"] = count_problems(report)
     return report
+
+
+def _candidates(store: Any, links: list[Any], unlinked: list[str]) -> list[str]:
+    """Pages a broken-looking link may name by title: the slugs of their targets (``dispatch api`` ->
+    ``dispatch-api``), and the pages no link reaches by slug."""
+    out = set(unlinked)
+    for _, target, _ in links:
+        try:
+            out.add(slugify(target, "link"))
+        except InvalidInput:
+            continue
+    return sorted(out)
 
 
 def _type_conflicts(core: WikiCore) -> list[dict[str, Any]]:

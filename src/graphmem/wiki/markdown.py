@@ -217,6 +217,20 @@ def link_target(raw: str) -> str:
     return target.lower()
 
 
+def link_forms(slug: str, title: str | None, front_matter: Any) -> set[str]:
+    """The stored targets (:func:`link_target`) of links that mean the page ``slug``: its slug, and its title
+    and front-matter ``aliases`` as written in ``[[Dispatch API]]`` (what Obsidian resolves too). Links keep
+    the target as written, so a link made before its page existed resolves once the page is there."""
+    forms = {slug}
+    names = [title] if isinstance(title, str) else []
+    aliases = front_matter.get("aliases") if isinstance(front_matter, dict) else None
+    if isinstance(aliases, list):
+        names += [a for a in aliases if isinstance(a, str)]
+    forms.update(link_target(n) for n in names if n.strip())
+    forms.discard("")
+    return forms
+
+
 def parse_links(body: str, first_line: int = 1) -> list[PageLink]:
     """The ``[[target]]``, ``[[target|label]]``, ``[[target#heading]]`` and ``![[embed]]``
     links outside code: one per target, with the line of its first occurrence (``first_line``
