@@ -124,3 +124,26 @@ def test_an_import_into_a_new_folder_takes_the_exports_embedding_model(tmp_path:
     with graphmem.open(tmp_path / "copy") as copy:
         assert copy.config.embeddings.model == spec
         assert [(h.id, round(h.score, 6)) for h in copy.search("brewing tea", preset="dense").hits] == want
+
+
+def test_an_export_follows_the_umask_and_keeps_a_symlinked_target(tmp_path: Path, kb: graphmem.KnowledgeBase) -> None:
+    """The temporary file of the atomic export was chmod 0644 whatever the umask (the export holds every
+    memory and document), and a rename replaced a symbolic link with a file, leaving its target as it was."""
+    import os
+    import stat
+
+    kb.memory.add("a private note", user_id="u")
+    old = os.umask(0o077)
+    try:
+        export(kb.ctx, "jsonl", tmp_path / "private.jsonl")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "private.jsonl").stat().st_mode) == 0o600
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "x.jsonl").write_text("old", encoding="utf-8")
+    (tmp_path / "link.jsonl").symlink_to(real / "x.jsonl")
+    export(kb.ctx, "jsonl", tmp_path / "link.jsonl")
+    assert (tmp_path / "link.jsonl").is_symlink()
+    assert json.loads((real / "x.jsonl").read_text(encoding="utf-8").splitlines()[0])["format"] == "graphmem-jsonl"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -38,13 +38,22 @@ def _write(ctx: Context, fmt: str, scope: Mapping[str, Any] | None, f: IO[bytes]
 
 def _write_whole(out: Path, write: Callable[[IO[bytes]], dict[str, int]]) -> dict[str, int]:
     """``write`` into a temporary file beside ``out``, renamed over it once complete: a failed export
-    (a full disk, an unreadable knowledge base, Ctrl-C) leaves no partial file, nor a damaged older one."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    (a full disk, an unreadable knowledge base, Ctrl-C) leaves no partial file, nor a damaged older one.
+
+    Written in place instead where a rename would change what ``out`` is: a symbolic link (its target is
+    rewritten, the link kept), a FIFO or device (``/dev/stdout``), or a file in a folder this user may not
+    write (the file itself may be writable)."""
+    if out.is_symlink() or (out.exists() and not out.is_file()) or not os.access(out.parent, os.W_OK):
+        with out.open("wb") as f:
+            return write(f)
+    tmp = out.parent / f".{out.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    # O_EXCL with mode 0666: the umask applies, as it does to any file the user writes (mkstemp's is 0600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             counts = write(f)
-        # mkstemp's file is private (0600); an export is a file like any other the user writes
-        os.chmod(tmp, stat.S_IMODE(out.stat().st_mode) if out.exists() else 0o644)
+        if out.exists():  # an export written over an older one keeps that file's mode
+            os.chmod(tmp, stat.S_IMODE(out.stat().st_mode))
         os.replace(tmp, out)
     except BaseException:
         with contextlib.suppress(OSError):
