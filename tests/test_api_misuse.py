@@ -76,9 +76,8 @@ def test_a_newline_in_a_file_name_is_refused_as_a_document_id(tmp_path: Path) ->
     (lambda kb: kb.memory.add("tea\x00time", user_id="u"), r"contains NUL characters"),
     (lambda kb: kb.memory.add("hello", user_id="\x00"), r"user_id '\\x00': contains a control character"),
     (lambda kb: kb.memory.add("hello", user_id="u", agent_id="a\nb"), r"agent_id 'a\\nb': contains a control"),
-    (lambda kb: kb.memory.search("hello", user_id="u\t"), r"user_id 'u\\t': contains a control character"),
 ])
-def test_nul_in_a_memory_and_control_characters_in_a_scope_id_are_refused(kb: graphmem.KnowledgeBase, call: Any,
+def test_nul_in_a_memory_and_control_characters_in_a_new_scope_id_are_refused(kb: graphmem.KnowledgeBase, call: Any,
                                                                           named: str) -> None:
     before = snapshot(kb)
     with pytest.raises(InvalidInput, match=named):
@@ -133,3 +132,17 @@ def test_document_metadata_must_be_json(kb: graphmem.KnowledgeBase) -> None:
     with pytest.raises(InvalidInput, match=r"metadata of document 'doc_1' is not JSON-serialisable"):
         kb.ingest_with_content("doc_1", "t", "s", "System crashes due to memory leaks.", metadata={"x": float("nan")})
     assert snapshot(kb) == before
+
+
+def test_reads_and_deletes_still_reach_a_scope_id_stored_with_a_control_character(
+        kb: graphmem.KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A knowledge base from before the rule may hold 'alice\t': its memories stay reachable, and deletable."""
+    import graphmem.faces.memory as face
+    from graphmem.memory.scope import scope_filters
+
+    with monkeypatch.context() as older:  # what an older graphmem let through
+        older.setattr(face, "scope_filters", lambda *, writing=False, **fields: scope_filters(**fields))
+        kb.memory.add("an old note", user_id="alice\t")
+    assert [m["memory"] for m in kb.memory.get_all(user_id="alice\t")["results"]] == ["an old note"]
+    assert [h.memory for h in kb.memory.search("note", user_id="alice\t").results] == ["an old note"]
+    assert kb.memory.delete_all(user_id="alice\t")["deleted"] == 1

@@ -146,3 +146,21 @@ def test_the_knowledge_bases_own_folder_is_never_ingested(tmp_path: Path, monkey
         assert [[(s.path, s.reason) for s in r.skipped] for r in runs] == [[("work/kb", OWN_FOLDER)]] * 3
         inside = kb.ingest_paths([tmp_path / "work" / "kb" / "wiki"])
         assert [s.reason for s in inside.skipped] == [OWN_FOLDER] and len(_doc_ids(kb)) == 3
+
+
+def test_a_nul_in_a_path_is_a_skipped_path(kb: graphmem.KnowledgeBase) -> None:
+    """os calls raise ValueError ('embedded null byte'), which only OSError handlers let through."""
+    done = kb.ingest_paths(["a\x00b"])
+    assert [(s.path, "NUL" in s.reason) for s in done.skipped] == [("a\x00b", True)]
+
+
+def test_the_own_folder_reached_through_a_link_is_not_ingested(tmp_path: Path) -> None:
+    """The check compared unresolved paths: home at real/kb, ``alias -> real``, alias/kb/wiki was ingested."""
+    from graphmem.ingest.discover import OWN_FOLDER
+
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    with graphmem.open(tmp_path / "real" / "kb") as kb:
+        kb.wiki.write_page("topic", "A page", "Some words.\n")
+        done = kb.ingest_paths([tmp_path / "alias" / "kb" / "wiki"], follow_symlinks=True)
+        assert [s.reason for s in done.skipped] == [OWN_FOLDER] and _doc_ids(kb) == []

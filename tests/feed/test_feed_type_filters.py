@@ -36,3 +36,19 @@ def test_an_unknown_type_is_refused_in_list_follow_and_subscribe(tmp_path: Path,
         with pytest.raises(InvalidInput, match=r"event_types: .* is not an event type"):
             kb.events.subscribe(lambda e: None, [bad], 0)
         assert kb.events.list(types=["wiki.rename"]) == []  # wiki.<operation> stays open
+
+
+def test_every_event_graphmem_writes_is_a_type_a_filter_accepts() -> None:
+    """kb.migrated was written (portability/migrate.py) but missing from EVENT_TYPES, so filtering on it was
+    refused. Every append_event("x.y", ...) in the source must name a listed type."""
+    import re
+
+    from graphmem.feed.types import EVENT_TYPES, filter_types
+
+    src = Path(graphmem.__file__).parent
+    written = {m for f in src.rglob("*.py") for m in re.findall(r'append_event\(\s*"([a-z_]+\.[a-z_]+)"',
+                                                                 f.read_text(encoding="utf-8"))}
+    assert len(written) > 20 and written - set(EVENT_TYPES) == set()
+    assert filter_types(sorted(written)) is not None
+    with pytest.raises(InvalidInput, match="types: expected an event type or a list of them, got int"):
+        filter_types(5)  # type: ignore[arg-type]

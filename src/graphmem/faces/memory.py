@@ -171,7 +171,7 @@ class Memory(ContextGraphMaintenance):
         "edges": n}``. Bad input raises InvalidInput and stores nothing.
         """
         kb, store = self._kb, self._kb.store
-        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id)
+        filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id, writing=True)
         require_scope(filters, self._cfg.require_scope, "add")
         meta = check_metadata(metadata)
         items = self._items(messages_or_text)

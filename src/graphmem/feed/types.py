@@ -53,6 +53,7 @@ EVENT_TYPES: dict[str, str] = {
     "wiki.lint": "the wiki linted",
     "vectors.reindexed": "every vector re-embedded with another model",
     "kb.imported": "a knowledge base loaded from an export",
+    "kb.migrated": "a knowledge base copied to another store (graphmem migrate)",
 }
 """graphmem's event types and what each records (``wiki.*`` has further operations)."""
 
@@ -96,6 +97,8 @@ def filter_types(names: Iterable[str] | str | None, field: str = "types") -> lis
     had ever happened. (``wiki.<operation>`` is open: a page write names its operation.)"""
     if names is None:
         return None
+    if not isinstance(names, (str, list, tuple, set, frozenset)):
+        raise InvalidInput(f"{field}: expected an event type or a list of them, got {type(names).__name__}")
     listed = [names] if isinstance(names, str) else list(names)
     for name in listed:
         if not isinstance(name, str) or not (name in EVENT_TYPES or name in CONTEXTKIT_TYPES

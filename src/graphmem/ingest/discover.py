@@ -36,7 +36,7 @@ def probe(test: Callable[[], bool], unknown: bool = False) -> bool:
     such file" but raises PermissionError, e.g. for a link to a folder this user may not look into."""
     try:
         return test()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path
         return unknown
 
 
@@ -109,20 +109,24 @@ def discover(paths: Iterable[str | os.PathLike[str]], glob: str | None = None,
     own folder) is never walked, nor anything under it.
     """
     own = _folder_key(leave_out) if leave_out is not None else None
-    own_path = Path(os.path.abspath(leave_out)) if leave_out is not None else None
+    own_real = Path(os.path.realpath(leave_out)) if leave_out is not None else None
     for raw in paths:
         root = Path(raw)
-        if own_path is not None and (own_path == Path(os.path.abspath(root)) or own_path in
-                                     Path(os.path.abspath(root)).parents):
+        if "\x00" in str(root):  # os calls raise ValueError for it, not OSError
+            yield Skipped(str(raw), "no such file or folder (the path holds a NUL character)")
+            continue
+        # by the real path, so that a link to the folder or to a folder above it is caught too
+        real = Path(os.path.realpath(root))
+        if own_real is not None and (own_real == real or own_real in real.parents):
             yield Skipped(str(raw), OWN_FOLDER)
             continue
-        if root.is_symlink() and not follow_symlinks:
+        if probe(root.is_symlink) and not follow_symlinks:
             yield Skipped(str(raw), SYMLINK_SKIPPED)
             continue
         try:
             root.stat()
         except FileNotFoundError:
-            yield Skipped(str(raw), "broken symbolic link" if root.is_symlink() else "no such file or folder")
+            yield Skipped(str(raw), "broken symbolic link" if probe(root.is_symlink) else "no such file or folder")
             continue
         except OSError as exc:
             yield Skipped(str(raw), f"cannot read ({exc.strerror})")

@@ -23,8 +23,9 @@ _URL = re.compile(r"https?://[^\s<>\"')\]]+", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def scope_filters(**fields: Any) -> dict[str, str]:
-    """The given scope fields (None dropped), each checked to be a non-empty string."""
+def scope_filters(*, writing: bool = False, **fields: Any) -> dict[str, str]:
+    """The given scope fields (None dropped), each checked to be a non-empty string; ``writing`` (a new
+    memory's scope): also one line of printable text. Reads and deletes take any id already stored."""
     out: dict[str, str] = {}
     for key in SCOPE_FIELDS:
         value = fields.get(key)
@@ -32,7 +33,7 @@ def scope_filters(**fields: Any) -> dict[str, str]:
             continue
         if not isinstance(value, str) or not value.strip():
             raise InvalidInput(f"{key}: expected a non-empty string, got {value!r}")
-        if _CONTROL.search(value):
+        if writing and _CONTROL.search(value):
             raise InvalidInput(f"{key} {value!r}: contains a control character (NUL, newline, tab ...); an id is "
                                "one line of printable text")
         out[key] = value

@@ -226,6 +226,7 @@ async function wikiView(slug) {
   const found = h("ul", { id: "wiki-hits" });
   const form = h("form", { class: "bar", onsubmit: async ev => {
     ev.preventDefault();
+    if (!input.value.trim()) { put(found); return; }  // a blank query is a 400: nothing to look for
     const hits = await api("GET", `/wiki/search?q=${enc(input.value)}&k=20`);
     put(found, ...hits.map(x => h("li", {}, h("a", { href: `#/wiki/${enc(x.slug)}` }, x.title), " ",
       h("span", { class: "muted" }, x.category))));
@@ -281,6 +282,7 @@ async function memoriesView(params) {
   const found = h("ol", { id: "memory-hits" });
   const sform = h("form", { class: "bar", onsubmit: async ev => {
     ev.preventDefault();
+    if (!q.value.trim()) { put(found); return; }
     const res = await api("POST", "/search", { query: q.value, filters: scope, limit: 10 });
     put(found, ...res.results.map(m => h("li", {}, m.memory, " ", h("span", { class: "muted" },
       `score ${fmt(m.score)} · ` + Object.entries(m.context_graph).filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} ${fmt(v)}`).join(" · ")))));
