@@ -146,3 +146,20 @@ def test_reads_and_deletes_still_reach_a_scope_id_stored_with_a_control_characte
     assert [m["memory"] for m in kb.memory.get_all(user_id="alice\t")["results"]] == ["an old note"]
     assert [h.memory for h in kb.memory.search("note", user_id="alice\t").results] == ["an old note"]
     assert kb.memory.delete_all(user_id="alice\t")["deleted"] == 1
+
+
+def test_an_embedding_endpoint_that_does_not_answer_is_one_graphmem_error(tmp_path: Path) -> None:
+    """An OpenAI-compatible embedder (Ollama, SkillGraph's backend="ollama") that nobody serves raised
+    EmbedderUnavailable, not a GraphmemError: a 56-line traceback in the CLI, uncaught by except GraphmemError."""
+    import socket
+
+    from graphmem.errors import GraphmemError
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = {"embeddings": {"model": "openai:bge-m3", "base_url": f"http://127.0.0.1:{port}/v1"}}
+    with graphmem.open(tmp_path / "kb", config=cfg) as kb:
+        with pytest.raises(GraphmemError, match="cannot reach|refused|connect"):
+            kb.ingest_with_content("d", "t", "s", "System crashes due to memory leaks.")
+        assert kb.stats()["documents"] == 0

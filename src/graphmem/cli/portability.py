@@ -116,9 +116,10 @@ def restore_cmd(ctx: click.Context, backup_dir: Path, force: bool, as_json: bool
     """Restore the knowledge base (--home) from BACKUP, a folder `graphmem backup` wrote."""
     from ..portability import restore
 
-    _emit(restore(backup_dir, ctx.obj["home"], force), as_json,
+    _emit(restore(backup_dir, ctx.obj["home"], force, read_only=bool(ctx.obj.get("read_only"))), as_json,
           lambda d: f"restored {d['home']} ({d['wiki_files']} wiki files)"
-                    + (f"; the old one is at {d['moved_aside']}" if d["moved_aside"] else ""))
+                    + (f"; the old one is at {d['moved_aside']}" if d["moved_aside"] else "")
+                    + "".join(f"\nnote: {n}" for n in d["notes"]))
 
 
 def _render_check(d: dict[str, Any]) -> str:

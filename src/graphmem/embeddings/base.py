@@ -14,6 +14,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from ..errors import BackendError
+
 T = TypeVar("T")
 
 __all__ = ["Embedder", "EmbedderUnavailable", "EmbeddingBackend", "load_errors", "load_model",
@@ -35,8 +37,10 @@ class Embedder(Protocol):
         """``(len(texts), dim)`` float32 array, rows L2-normalised."""
 
 
-class EmbedderUnavailable(Exception):
-    """The configured model cannot be loaded here (missing package, no network, bad path)."""
+class EmbedderUnavailable(BackendError):
+    """The configured model cannot be loaded here (missing package, no network, bad path). A
+    :class:`BackendError`: where it reaches a caller (an OpenAI-compatible endpoint that does not answer at
+    the first embedding), ``except GraphmemError`` catches it and the CLI prints its one line."""
 
 
 def load_errors() -> tuple[type[BaseException], ...]:

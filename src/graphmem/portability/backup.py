@@ -4,10 +4,15 @@ A backup is a folder: ``graph.db`` taken with SQLite's online backup API (a cons
 processes write: they are never blocked, and the copy holds exactly the commits before it started), the
 ``wiki/`` files copied after it, and ``config.toml``. Wiki pages written between the two steps show up in
 ``graphmem check`` on the backup as files without rows (``graphmem wiki sync`` indexes them).
+
+The folder is written under a hidden temporary name beside ``out`` and renamed when complete, with a last
+file ``graphmem-backup.json`` (what it holds): an interrupted backup leaves no ``out`` (a retry works), and
+``restore`` refuses a folder that is not a whole backup.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -37,28 +42,56 @@ def _copy_wiki(src: Path, dst: Path) -> int:
     return copied
 
 
+MARKER = "graphmem-backup.json"
+
+
 def backup(ctx: Context, out: Path) -> dict[str, Any]:
     """Write a backup of the knowledge base to the new folder ``out``."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InvalidInput(f"out: {out} exists and is not an empty folder; give a new folder for the backup")
     if out.resolve().is_relative_to(ctx.home.resolve()):
         raise InvalidInput(f"out: {out} is inside the knowledge base folder; put the backup elsewhere")
-    out.mkdir(parents=True, exist_ok=True)
-    ctx.store.backup_to(out / "graph.db")
-    files = _copy_wiki(ctx.home / "wiki", out / "wiki") if (ctx.home / "wiki").is_dir() else 0
-    if (ctx.home / "config.toml").is_file():
-        shutil.copy2(ctx.home / "config.toml", out / "config.toml")
-    return {"out": str(out), "graph_db_bytes": (out / "graph.db").stat().st_size, "wiki_files": files,
-            "last_event_id": ctx.store.last_event_id()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        ctx.store.backup_to(work / "graph.db")
+        files = _copy_wiki(ctx.home / "wiki", work / "wiki") if (ctx.home / "wiki").is_dir() else 0
+        if (ctx.home / "config.toml").is_file():
+            shutil.copy2(ctx.home / "config.toml", work / "config.toml")
+        done = {"out": str(out), "graph_db_bytes": (work / "graph.db").stat().st_size, "wiki_files": files,
+                "last_event_id": ctx.store.last_event_id(), "store": "postgresql" if ctx.config.store.url else
+                "sqlite"}
+        (work / MARKER).write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")  # last: the backup is whole
+        if out.exists():
+            out.rmdir()  # the empty folder checked above
+        work.rename(out)
+    except BaseException:  # Ctrl-C included: no half-written folder is left where the backup was asked for
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return done
 
 
-def restore(backup_dir: Path, home: Path, force: bool = False) -> dict[str, Any]:
+def restore(backup_dir: Path, home: Path, force: bool = False, read_only: bool = False) -> dict[str, Any]:
     """Copy a backup folder into ``home`` (refused over an existing knowledge base unless ``force``, which
-    moves the old one aside to ``<home>.before-restore``)."""
+    moves the old one aside to ``<home>.before-restore``). A backup taken from a PostgreSQL store is
+    restored into this folder's ``graph.db`` (the copy of its rows), not onto the server."""
     if not (backup_dir / "graph.db").is_file():
         raise InvalidInput(f"backup: {backup_dir} has no graph.db; give a folder written by `graphmem backup`")
+    marker = backup_dir / MARKER
+    if not marker.is_file() and not (backup_dir / "config.toml").is_file():
+        # Backups written before the marker copied config.toml last: without either, it was cut short.
+        raise InvalidInput(f"backup: {backup_dir} is not a whole backup (no {MARKER}, no config.toml: an "
+                           "interrupted `graphmem backup`?); take the backup again; nothing was restored")
+    if read_only:
+        raise InvalidInput(f"restore: {home} is opened read-only (--read-only); a restore replaces it")
+    here, src = home.resolve(), backup_dir.resolve()
+    if src == here or src.is_relative_to(here) or here.is_relative_to(src):
+        raise InvalidInput(f"backup: {backup_dir} is {home} or inside it (or holds it); move the backup elsewhere "
+                           "first; nothing was moved")
     moved: str | None = None
-    if (home / "graph.db").exists():
+    if (home / "graph.db").exists() or (home / "config.toml").exists():
         if not force:
             raise Conflict(f"{home} already holds a knowledge base; restore into a new folder, or pass --force "
                            f"to move it aside to {home}.before-restore")
@@ -70,9 +103,17 @@ def restore(backup_dir: Path, home: Path, force: bool = False) -> dict[str, Any]
     home.mkdir(parents=True, exist_ok=True)
     shutil.copy2(backup_dir / "graph.db", home / "graph.db")
     files = _copy_wiki(backup_dir / "wiki", home / "wiki") if (backup_dir / "wiki").is_dir() else 0
+    notes: list[str] = []
     if (backup_dir / "config.toml").is_file():
         shutil.copy2(backup_dir / "config.toml", home / "config.toml")
-    return {"home": str(home), "wiki_files": files, "moved_aside": moved}
+        from ..config import load_config, set_config_value
+
+        url = load_config(home, environ={}).store.url
+        if url:  # the backup's rows are in graph.db; pointing at the live server would restore nothing
+            set_config_value(home, "store", "url", "")
+            notes.append("the backup was taken from a PostgreSQL store: the restored folder keeps its rows in "
+                         "graph.db ([store] url cleared); to put them on a server, run `graphmem migrate --to URL`")
+    return {"home": str(home), "wiki_files": files, "moved_aside": moved, "notes": notes}
 
 
 def _wiki_problems(ctx: Context, repair: bool) -> tuple[list[str], list[str]]:

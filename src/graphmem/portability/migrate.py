@@ -232,6 +232,8 @@ def _open_target(ctx: Context, target: str) -> tuple[Store, Path, str, str | Non
         raise InvalidInput(f"--to: {folder} exists and is not a folder; name a new folder or a PostgreSQL URL")
     if not source_url and folder.resolve() == ctx.home.resolve():
         raise InvalidInput("--to: that is this knowledge base's own folder; name a new folder")
+    if folder.resolve().is_relative_to(ctx.home.resolve()):  # its wiki/ would then hold a second wiki
+        raise InvalidInput(f"--to: {folder} is inside this knowledge base's folder; name a folder outside it")
     if folder.is_dir() and any(folder.iterdir()):
         raise Conflict(f"--to: the folder {folder} is not empty; migrate into a new folder so that nothing is mixed; "
                        "nothing was copied")
