@@ -93,3 +93,12 @@ def test_migrate_refuses_a_target_inside_the_source(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput, match="inside this knowledge base's folder"):
             migrate(kb.ctx, str(tmp_path / "kb" / "wiki" / "newsub"))
         assert not (tmp_path / "kb" / "wiki" / "newsub").exists()
+
+
+def test_replay_before_a_migration_says_why_it_cannot(tmp_path: Path) -> None:
+    """The copy's refusal blamed 'an older graphmem' for a log that a migrate started."""
+    with _kb(tmp_path / "kb") as kb:
+        migrate(kb.ctx, str(tmp_path / "copy"))
+    with graphmem.open(tmp_path / "copy") as copy:
+        with pytest.raises(InvalidInput, match=r"came with an import or a migrate"):
+            copy.events.replay(1)

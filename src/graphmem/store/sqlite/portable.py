@@ -282,8 +282,9 @@ class PortableSqlMixin(SqlHelpers):
             raise InvalidInput(f"until: event {event_id} does not exist yet (the last is {last})")
         started = self.get_meta("replay.since_event")  # type: ignore[attr-defined]  # LifecycleSqlMixin
         if started is not None and event_id < int(started):
-            raise InvalidInput(f"until: the replay log of this knowledge base starts after event {started} (it "
-                               "was created by an older graphmem); replay to a later point")
+            raise InvalidInput(f"until: the replay log of this knowledge base starts after event {started}: the "
+                               "events before it came with an import or a migrate, or were written by a graphmem "
+                               "older than the log, and their undo records are not kept; replay to a later point")
         self.backup_to(path)
         conn = sqlite3.connect(str(path), isolation_level=None)
         try:
