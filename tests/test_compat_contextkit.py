@@ -205,3 +205,22 @@ def test_replay_without_a_valid_point_raises_a_clear_graphmem_error(mem: Memory,
     # the change feed's names are tested in tests/feed/test_feed_contextkit.py
     with pytest.raises(GraphmemError, match="until"):
         call(mem)
+
+
+def test_wrong_types_in_config_and_calls_are_invalid_input(tmp_path: Path) -> None:
+    """Each raised TypeError / ValueError, and enabled: "no" switched the graph on (bool("no") is True)."""
+    with pytest.raises(InvalidInput, match=r"vector_store.config.path: expected a folder path, got 5"):
+        Memory.from_config({"vector_store": {"config": {"path": 5}}})
+    with pytest.raises(InvalidInput, match=r"context_graph.enabled: expected true or false, got 'no'"):
+        translate_config({"vector_store": {"config": {"path": str(tmp_path / "m")}},
+                          "context_graph": {"enabled": "no"}})
+    mem = Memory.from_config({"vector_store": {"config": {"path": str(tmp_path / "m")}},
+                              "context_graph": {"enabled": True}})
+    try:
+        mem.add("I love pizza", user_id="u1")
+        with pytest.raises(InvalidInput, match=r"threshold: expected a number"):
+            mem.search("pizza", user_id="u1", threshold="high")
+        with pytest.raises(InvalidInput, match=r"path: expected the folder to write the snapshot to"):
+            mem.snapshot_context_graph(None)  # type: ignore[arg-type]
+    finally:
+        mem.kb.close()

@@ -234,3 +234,12 @@ def test_nothing_in_graphmem_imports_compat() -> None:
         if "graphmem.compat" in text or "from .compat" in text or "from ..compat" in text:
             offenders.append(str(path.relative_to(SRC)))
     assert offenders == []
+
+
+def test_a_home_that_is_not_a_path_is_invalid_input() -> None:
+    from graphmem.compat.mini_context_graph import ContextGraphSkill
+    from graphmem.errors import InvalidInput
+
+    for bad in (5, "", "   "):
+        with pytest.raises(InvalidInput, match="home: expected a knowledge base folder"):
+            ContextGraphSkill(home=bad)  # type: ignore[arg-type]

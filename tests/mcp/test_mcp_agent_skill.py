@@ -115,3 +115,18 @@ def test_the_skill_ships_inside_the_package_so_a_plain_install_has_it() -> None:
     shipped = {p.relative_to(package).as_posix() for g in globs for p in package.glob(g)}
     wanted = {p.relative_to(package).as_posix() for p in bundled_skill().rglob("*") if p.is_file()}
     assert wanted and wanted <= shipped
+
+
+def test_skill_install_refuses_an_empty_dir_and_a_linked_destination(tmp_path: Path) -> None:
+    """--dir '' installed into ./graphmem; a symlinked DIR/graphmem with --force said 'cannot copy ...: None'."""
+    project = tmp_path / "project"
+    project.mkdir()
+    empty = gm(tmp_path, "skill", "install", "--dir", "", cwd=project)
+    assert empty.returncode == 1 and "--dir: give the project's skills folder" in empty.stderr
+    assert not (project / "graphmem").exists()
+    (project / "d3").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (project / "d3" / "graphmem").symlink_to(tmp_path / "elsewhere")
+    linked = gm(tmp_path, "skill", "install", "--dir", "d3", "--force", cwd=project)
+    assert linked.returncode == 1 and "is a symbolic link" in linked.stderr and "None" not in linked.stderr
+    assert list((tmp_path / "elsewhere").iterdir()) == []

@@ -58,19 +58,23 @@ def skill() -> None:
 
 
 @skill.command("install")
-@click.option("--dir", "target_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path(".agents/skills"), show_default=True,
+@click.option("--dir", "target_dir", type=click.Path(file_okay=False), default=".agents/skills", show_default=True,
               help="The project's skills folder (e.g. .claude/skills for Claude Code).")
 @click.option("--force", is_flag=True, help="Replace an existing copy.")
 @json_option
 @handle_errors
-def skill_install(target_dir: Path, force: bool, as_json: bool) -> None:
+def skill_install(target_dir: str, force: bool, as_json: bool) -> None:
     """Copy graphmem's Agent Skill (SKILL.md and references/) into DIR/graphmem."""
+    if not target_dir.strip():  # Path("") is the current folder: not what an empty --dir meant
+        raise InvalidInput("--dir: give the project's skills folder (e.g. .claude/skills), not an empty path")
     source = bundled_skill()
     problems = check_skill_file(source)
     if problems:
         raise InvalidInput(f"the bundled skill breaks the Agent Skills spec: {'; '.join(problems)}")
-    dest = target_dir / "graphmem"
+    dest = Path(target_dir) / "graphmem"
+    if dest.is_symlink():  # rmtree refuses a link (its OSError has no strerror): say what to do
+        raise InvalidInput(f"{dest} is a symbolic link; graphmem does not write through it: remove the link, or "
+                           "give --dir the folder it points to")
     if dest.exists() and not force:
         raise InvalidInput(f"{dest} exists; pass --force to replace it")
     try:
@@ -78,7 +82,7 @@ def skill_install(target_dir: Path, force: bool, as_json: bool) -> None:
             shutil.rmtree(dest)
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", ".*"))
     except OSError as exc:
-        raise InvalidInput(f"cannot copy the skill to {dest}: {exc.strerror}") from None
+        raise InvalidInput(f"cannot copy the skill to {dest}: {exc.strerror or exc}") from None
     files = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
     _emit({"path": str(dest.resolve()), "files": files}, as_json,
           lambda d: f"installed graphmem's skill in {d['path']} ({len(d['files'])} files)")

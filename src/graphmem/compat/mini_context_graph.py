@@ -30,7 +30,7 @@ from typing import Any
 
 import graphmem
 
-from ..errors import NotFound
+from ..errors import InvalidInput, NotFound
 from ..kb import KnowledgeBase, default_home
 
 __all__ = ["ContextGraphSkill", "wiki_store", "documents_store", "close"]
@@ -41,6 +41,8 @@ _lock = threading.Lock()
 
 
 def _resolve(home: str | os.PathLike[str] | None) -> Path:
+    if home is not None and (not isinstance(home, (str, os.PathLike)) or not str(os.fspath(home)).strip()):
+        raise InvalidInput(f"home: expected a knowledge base folder (a path), got {home!r}")
     return Path(home if home is not None else default_home()).expanduser().resolve()
 
 

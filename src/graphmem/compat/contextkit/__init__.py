@@ -123,7 +123,10 @@ def _context_graph(block: dict[str, Any], defaults: Mapping[str, Any]) -> tuple[
     edges = _block(block.get("edges"), "context_graph.edges")
     if edges.get("use_llm_inference"):
         out.setdefault("edges", {}).setdefault("llm", {})["enabled"] = True
-    return bool(block.get("enabled", False)), out
+    enabled = block.get("enabled", False)
+    if not isinstance(enabled, bool):  # bool("no") is True: a string would turn the graph on, inverted
+        raise InvalidInput(f"context_graph.enabled: expected true or false, got {enabled!r}")
+    return enabled, out
 
 
 def _no_key(cfg: Mapping[str, Any], where: str) -> None:
@@ -169,6 +172,8 @@ def translate_config(config: Mapping[str, Any] | None) -> tuple[str | None, bool
                 f"vector_store: provider '{provider}'" + (f" with {', '.join(remote)}" if remote else "")
                 + " is not supported; graphmem keeps memories in its own SQLite knowledge base: give "
                   "vector_store.config.path (a folder) or drop the vector_store block")
+        if not isinstance(vcfg["path"], (str, os.PathLike)):
+            raise InvalidInput(f"vector_store.config.path: expected a folder path, got {vcfg['path']!r}")
         home = os.path.expanduser(os.fspath(vcfg["path"]))
     overrides: dict[str, Any] = {}
     enabled, cg = _context_graph(_block(cfg.get("context_graph"), "context_graph"), _defaults())
@@ -252,6 +257,8 @@ class Memory:
                include_archived: bool = False) -> dict[str, Any]:
         """``{"results": [{id, memory, score, context_graph: {...}, ...}], "subgraph": [...]}``; the
         graph is used when the config enabled it (``use_context_graph`` overrides, as in ContextKit)."""
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+            raise InvalidInput(f"threshold: expected a number (the lowest score kept), got {threshold!r}")
         scope = _scope(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
         use_graph = False if not self._graph_enabled else use_context_graph
         out = self.kb.memory.search(query, limit=limit, use_context_graph=use_graph,
@@ -352,6 +359,8 @@ class Memory:
 
     def snapshot_context_graph(self, path: str | os.PathLike[str]) -> dict[str, Any]:
         """A consistent copy of the knowledge base in the new folder ``path`` (``graphmem backup``)."""
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise InvalidInput(f"path: expected the folder to write the snapshot to, got {path!r}")
         return snapshot(self.kb, path)
 
     def replay_context_graph(self, until: Any = None) -> Any:
