@@ -298,3 +298,15 @@ def test_an_exhausted_pool_is_store_busy_and_a_read_only_store_cannot_write(pg_u
     finally:
         small.close()
         reader.close()
+
+
+def test_a_database_that_does_not_exist_is_named_as_the_cause(pg_url: str, tmp_path: Path) -> None:
+    """The pool retried for the whole busy timeout, logging each attempt, then said only 'pool initialization
+    incomplete after 30.0 sec'; libpq's own reason comes first now."""
+    base, _, _ = pg_url.partition("?")
+    root, _, _ = base.rpartition("/")
+    query = pg_url[len(base):]
+    missing = f"{root}/graphmem_no_such_db{query}"
+    with pytest.raises(BackendError, match=r"cannot connect to PostgreSQL at .*does not exist") as err:
+        open_store(tmp_path, busy_timeout=30.0, url=missing)
+    assert "pool initialization" not in str(err.value)

@@ -51,6 +51,15 @@ class ConnectionPgMixin:
             if read_only:  # a write that slipped past refuse_write() fails on the server too
                 conn.execute("SET default_transaction_read_only = on")
 
+        # One plain connection first: a server that is down, a database that does not exist or a bad
+        # parameter then fails at once with libpq's own reason. The pool alone retried for the whole timeout
+        # (30 s), logging each attempt, and then said only "pool initialization incomplete".
+        try:
+            psycopg.connect(self.url, connect_timeout=max(2, int(min(self.busy_timeout, 10)))).close()
+        except psycopg.Error as exc:
+            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise BackendError(f"cannot connect to PostgreSQL at {safe_url(self.url)}: {reason}; check that the "
+                               "server is running and the url (user, host, database) is right") from None
         try:
             self._pool = psycopg_pool.ConnectionPool(
                 self.url, min_size=1, max_size=self.pool_size, open=False, configure=configure,
