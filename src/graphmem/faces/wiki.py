@@ -8,7 +8,6 @@ indexes them. See :mod:`graphmem.wiki.core` for how a write stays atomic and
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,12 +17,13 @@ from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
 from ..validate import check_query, checked_inputs
+from ..wiki.backlinks import links_to, pages_about_slugs
 from ..wiki.core import PageWrite, Plan, WikiCore
-from ..wiki.files import exists, read_bytes, tail_lines
+from ..wiki.files import exists, log_entries, read_bytes
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
-from ..wiki.markdown import dump_front_matter, link_forms, link_target, split_front_matter
+from ..wiki.markdown import dump_front_matter, split_front_matter
 from ..wiki.orphans import retire_pages
 from ..wiki.pagewrite import (
     check_page_args,
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Wiki"]
 
-_LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
 
 
 @checked_inputs("wiki")
@@ -318,15 +317,7 @@ class Wiki:
         exist): ``[{slug, title, category, line}]``."""
         s = check_text("slug", slug, 200).lower().rpartition("/")[2]
         store = self._kb.store
-        page = store.pages_by_slug([s]).get(s)
-        links = []
-        seen: set[str] = set()
-        # [[dispatch-api]] first, then links by its title or an alias ([[Dispatch API]])
-        for form in [s, *sorted(link_forms(s, page.title, page.front_matter) - {s})] if page else [s]:
-            for src, line in store.page_backlinks(form):
-                if src not in seen and src != s:
-                    seen.add(src)
-                    links.append((src, line))
+        links = links_to(store, s)  # by slug, title or alias
         pages = store.pages_by_slug(src for src, _ in links)
         return [Backlink(src, line, pages[src].title if src in pages else src,
                          pages[src].category if src in pages else None) for src, line in links]
@@ -338,13 +329,7 @@ class Wiki:
         if node is None:
             raise NotFound(f"no entity named '{entity}'")
         store = self._kb.store
-        own = store.pages_by_subject([ENT + node.id]).get(ENT + node.id)
-        names = [n for n in [node.name, *node.aliases] if any(ch.isalnum() for ch in n)]
-        targets = {slugify(n) for n in names} | {link_target(n) for n in names}  # [[dispatch-api]], [[Dispatch API]]
-        if own is not None:
-            targets |= link_forms(own.slug, own.title, own.front_matter)
-        slugs = ([own.slug] if own else []) + [s for s in store.pages_linking_to(sorted(targets), limit)
-                                                if not own or s != own.slug]
+        slugs = pages_about_slugs(store, node, limit)
         pages = store.pages_by_slug(slugs)
         return [self._page_out(pages[s]) for s in slugs if s in pages][:limit]
 
@@ -352,14 +337,7 @@ class Wiki:
         """The last ``last_n`` log.md entries, oldest first: ``[{timestamp, operation, target,
         summary, line}]`` (read from the end of the file: cost does not grow with the log)."""
         check_count("last_n", last_n)
-        lines = tail_lines(self.dir, self.dir / "log.md", last_n) if last_n else []
-        out = []
-        for line in lines:
-            m = _LOG_LINE.match(line)
-            if m:
-                target, _, summary = m.group("rest").partition(" — ")
-                out.append(LogEntry(m.group("ts"), m.group("op"), target.strip(), summary.strip(), line))
-        return out
+        return [LogEntry(*entry) for entry in log_entries(self.dir, last_n)]
 
     # -- bookkeeping ----------------------------------------------------------------------------
 

@@ -401,3 +401,19 @@ def tail_lines(root: Path, path: Path, n: int, block: int = 65536) -> list[str]:
                 break
     lines = [ln for ln in data.decode("utf-8", errors="replace").split("\n") if ln.startswith("## [")]
     return lines[-n:]
+
+
+_LOG_LINE = re.compile(r"^## \[(?P<ts>[^\]]+)\] (?P<op>\S+) \| (?P<rest>.*)$")
+
+
+def log_entries(wiki_dir: Path, last_n: int) -> list[tuple[str, str, str, str, str]]:
+    """``(timestamp, operation, target, summary, line)`` of the last ``last_n`` entries of ``log.md``, oldest
+    first (read from the end of the file: the cost does not grow with the log)."""
+    out = []
+    for line in tail_lines(wiki_dir, wiki_dir / "log.md", last_n) if last_n else []:
+        m = _LOG_LINE.match(line)
+        if m:
+            target, _, summary = m.group("rest").partition(" — ")
+            out.append((m.group("ts"), m.group("op"), target.strip(), summary.strip(), line))
+    return out
+

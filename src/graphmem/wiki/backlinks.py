@@ -1,0 +1,44 @@
+"""Which pages link to a page or discuss an entity, whichever way the link was written.
+
+A link keeps its target as written (``wiki/markdown.py link_target``): ``[[dispatch-api]]``, ``[[Dispatch API]]``
+(the page's title) or ``[[Dispatch]]`` (an alias in its front matter) all mean the same page, as they do in
+Obsidian. These reads look for every form (:func:`link_forms`); lint resolves the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models import Node
+from .generate import ENT
+from .markdown import link_forms, link_target
+from .slugs import slugify
+
+__all__ = ["links_to", "pages_about_slugs"]
+
+
+def links_to(store: Any, slug: str) -> list[tuple[str, int]]:
+    """``(source slug, line)`` of the links to ``slug`` from other pages: by slug first (index order), then
+    by its title or an alias."""
+    page = store.pages_by_slug([slug]).get(slug)
+    forms = [slug, *sorted(link_forms(slug, page.title, page.front_matter) - {slug})] if page else [slug]
+    out: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for form in forms:
+        for src, line in store.page_backlinks(form):
+            if src not in seen and src != slug:
+                seen.add(src)
+                out.append((src, line))
+    return out
+
+
+def pages_about_slugs(store: Any, node: Node, limit: int) -> list[str]:
+    """The entity's own page, then the pages linking to it by its page's slug, title or aliases, or by the
+    slug or the written form of its name or an alias."""
+    own = store.pages_by_subject([ENT + node.id]).get(ENT + node.id)
+    names = [n for n in [node.name, *node.aliases] if any(ch.isalnum() for ch in n)]
+    targets = {slugify(n) for n in names} | {link_target(n) for n in names}  # [[dispatch-api]], [[Dispatch API]]
+    if own is not None:
+        targets |= link_forms(own.slug, own.title, own.front_matter)
+    return ([own.slug] if own else []) + [s for s in store.pages_linking_to(sorted(targets), limit)
+                                          if not own or s != own.slug]
