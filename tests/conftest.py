@@ -86,3 +86,12 @@ def snapshot(kb: graphmem.KnowledgeBase) -> dict[str, Any]:
     s.pop("size_bytes")
     s["event_ids"] = [e.id for e in kb.events.list(limit=100000)]
     return s
+
+
+def write_tree(folder: Path, files: dict[str, str]) -> Path:
+    """``folder`` holding ``files`` (name -> UTF-8 text); returns ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+

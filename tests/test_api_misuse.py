@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import snapshot
+from tests.conftest import snapshot, write_tree
 
 import graphmem
 from graphmem.errors import InvalidInput
@@ -57,11 +57,8 @@ def test_the_edges_of_the_calendar_are_kept(kb: graphmem.KnowledgeBase) -> None:
 
 def test_a_newline_in_a_file_name_is_refused_as_a_document_id(tmp_path: Path) -> None:
     """ESC was refused ("no control characters") but a newline or tab was taken: 'docs list' broke across lines."""
-    folder = tmp_path / "d"
-    folder.mkdir()
-    (folder / "new\nline.md").write_text("Kafka causes lag.\n", encoding="utf-8")
-    (folder / "tab\there.md").write_text("Redis causes lag.\n", encoding="utf-8")
-    (folder / "fine.md").write_text("Fine.\n", encoding="utf-8")
+    folder = write_tree(tmp_path / "d", {"new\nline.md": "Kafka causes lag.\n", "tab\there.md": "Redis causes lag.\n",
+                                         "fine.md": "Fine.\n"})
     with graphmem.open(tmp_path / "kb") as kb:
         done = kb.ingest_paths([folder])
         assert sorted(d.doc_id for d in kb.documents.list()) == ["d/fine.md"]

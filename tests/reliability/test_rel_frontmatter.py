@@ -225,11 +225,11 @@ def test_skills_build_goes_on_past_hostile_front_matter(kb: graphmem.KnowledgeBa
 def test_an_ingest_names_each_file_whose_front_matter_it_kept_as_text(tmp_path: Path) -> None:
     """The README promises 'a warning for that file and the run goes on'; the reason was only in the document's
     metadata (front_matter_problem), and the summary said warnings 0."""
-    folder = tmp_path / "d"
-    folder.mkdir()
-    (folder / "alias.md").write_text("---\na: &x [1]\nb: *x\n---\n# Alias\nbody\n", encoding="utf-8")
-    (folder / "bad.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
-    (folder / "fine.md").write_text("---\ntitle: Fine\n---\nbody\n", encoding="utf-8")
+    from tests.conftest import write_tree
+
+    folder = write_tree(tmp_path / "d", {"alias.md": "---\na: &x [1]\nb: *x\n---\n# Alias\nbody\n",
+                                         "bad.md": "---\ntitle: [unclosed\n---\nbody\n",
+                                         "fine.md": "---\ntitle: Fine\n---\nbody\n"})
     with graphmem.open(tmp_path / "kb") as kb:
         first = kb.ingest_paths([folder])
         assert first.added == 3
