@@ -310,3 +310,13 @@ def test_a_database_that_does_not_exist_is_named_as_the_cause(pg_url: str, tmp_p
     with pytest.raises(BackendError, match=r"cannot connect to PostgreSQL at .*does not exist") as err:
         open_store(tmp_path, busy_timeout=30.0, url=missing)
     assert "pool initialization" not in str(err.value)
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:hu%zzter2@127.0.0.1:1/db", "postgresql://u@127.0.0.1:1/db?password=hu%zzter2"])
+def test_a_password_libpq_quotes_is_not_in_the_error(tmp_path: Path, url: str) -> None:
+    """libpq quotes a token it cannot parse ('invalid percent-encoded token: "hu%zzter2"'); the direct connect
+    put that text into the error, which reaches stderr, HTTP and MCP."""
+    pytest.importorskip("psycopg")
+    with pytest.raises(BackendError, match="cannot connect to PostgreSQL") as err:
+        open_store(tmp_path, busy_timeout=1.0, url=url)
+    assert "zzter" not in str(err.value)

@@ -54,10 +54,13 @@ class ConnectionPgMixin:
         # One plain connection first: a server that is down, a database that does not exist or a bad
         # parameter then fails at once with libpq's own reason. The pool alone retried for the whole timeout
         # (30 s), logging each attempt, and then said only "pool initialization incomplete".
+        # A connect_timeout in the url is the user's: only a url without one gets ours.
+        timeout = {} if "connect_timeout" in self.url else {"connect_timeout": max(2, int(min(self.busy_timeout, 10)))}
         try:
-            psycopg.connect(self.url, connect_timeout=max(2, int(min(self.busy_timeout, 10)))).close()
+            psycopg.connect(self.url, **timeout).close()
         except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+            reason = _without_secrets("; ".join(lines) or type(exc).__name__, self.url)
             raise BackendError(f"cannot connect to PostgreSQL at {safe_url(self.url)}: {reason}; check that the "
                                "server is running and the url (user, host, database) is right") from None
         try:
@@ -106,3 +109,24 @@ class ConnectionPgMixin:
                 raise
         else:
             cm.__exit__(None, None, None)
+
+
+def _without_secrets(message: str, url: str) -> str:
+    """``message`` without the url's password, raw or decoded: libpq quotes a token it cannot parse
+    (``invalid percent-encoded token: "hu%zzter2"``), and this message reaches stderr, HTTP and MCP."""
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.password or ""] + parse_qs(parts.query).get("password", [])
+    except ValueError:
+        secrets = []
+    raw = url.partition("://")[2].partition("@")[0].partition(":")[2]  # as written, before any decoding
+    for query_part in url.partition("?")[2].split("&"):
+        if query_part.startswith("password="):
+            secrets.append(query_part[len("password="):])
+    for secret in {s for value in [raw, *secrets] if value for s in (value, unquote(value))}:
+        # a very short one would blank letters of the message: only where it is quoted
+        message = message.replace(secret, "***") if len(secret) >= 3 else message.replace(f'"{secret}"', '"***"')
+    return message
+
