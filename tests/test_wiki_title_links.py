@@ -62,3 +62,38 @@ def test_a_link_by_an_entitys_other_name_reaches_its_page(tmp_path: Path) -> Non
         page = kb.wiki.write_page("topic", "Alias links", "See [[Dispatch]].\n")
         assert kb.wiki.lint_wiki()["broken_wikilinks"] == {}
         assert page["slug"] in [b["slug"] for b in kb.wiki.backlinks("dispatch-api")]
+
+
+def _hand_pages(kb: graphmem.KnowledgeBase, files: dict[str, str]) -> None:
+    folder = kb.home / "wiki" / "topic"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    kb.wiki.sync()
+
+
+def test_titles_and_aliases_resolve_for_pages_linked_by_slug_elsewhere_and_an_exact_slug_wins(tmp_path: Path) -> None:
+    """Review: a page linked by slug anywhere was never looked at for its title or aliases (lint said broken
+    where backlinks said linked), and a page whose slug is the target itself did not take precedence."""
+    with graphmem.open(tmp_path / "kb", config={"wiki": {"auto_pages": False}}) as kb:
+        _hand_pages(kb, {
+            "dispatch-api.md": "---\ntitle: Dispatch API\naliases: [Dispatcher]\n---\n# Dispatch API\n\n[[hub]]\n",
+            "hub.md": "# hub\n\n[[dispatch-api]]\n",
+            "notes.md": "# notes\n\n[[Dispatcher]] and [[Dispatch API]]\n",
+            "Other Page.md": "# Other Page\n\n[[hub]]\n",
+            "p2.md": "# p2\n\n[[Other Page]]\n"})
+        report = kb.wiki.lint_wiki()
+        assert report["broken_wikilinks"] == {}, report["broken_wikilinks"]
+        assert "notes" in [b["slug"] for b in kb.wiki.backlinks("dispatch-api")]
+        assert [b["slug"] for b in kb.wiki.read_page("topic", "Dispatch API").backlinks] == ["hub", "notes"]
+        # 'Other Page.md' (slug 'other page') is the page [[Other Page]] means, not a page titled so elsewhere
+        assert [b["slug"] for b in kb.wiki.backlinks("other page")] == ["p2"]
+
+
+def test_create_stubs_makes_a_stub_for_a_link_by_a_missing_title(tmp_path: Path) -> None:
+    with graphmem.open(tmp_path / "kb", config={"wiki": {"auto_pages": False}}) as kb:
+        kb.wiki.write_page("topic", "Page one", "See [[Missing Thing]] and [[missing-slug]].\n")
+        fixed = kb.wiki.lint_wiki(fix=True, create_stubs=True)
+        assert sorted(fixed["fixed"]["stubs_created"]) == ["topic/missing-slug", "topic/missing-thing"]
+        assert kb.wiki.lint_wiki()["broken_wikilinks"] == {}
+        assert kb.wiki.read_page("topic", "missing thing").page.slug == "missing-thing"

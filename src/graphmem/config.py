@@ -363,7 +363,8 @@ def set_config_value(home: Path, section: str, key: str, value: str) -> None:
     path = home / "config.toml"
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     rendered = f"{key} = {json.dumps(value)}"
-    start = next((i for i, ln in enumerate(lines) if ln.strip() == f"[{section}]"), None)
+    # "[store]  # a comment" is that table's header too: appending a second [store] makes invalid TOML
+    start = next((i for i, ln in enumerate(lines) if ln.split("#", 1)[0].strip() == f"[{section}]"), None)
     if start is None:
         lines += ["", f"[{section}]", rendered]
     else:

@@ -102,3 +102,39 @@ def test_replay_before_a_migration_says_why_it_cannot(tmp_path: Path) -> None:
     with graphmem.open(tmp_path / "copy") as copy:
         with pytest.raises(InvalidInput, match=r"came with an import or a migrate"):
             copy.events.replay(1)
+
+
+def test_a_backup_into_an_existing_empty_folder_is_written_in_place(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: a mount point or a folder made for the user (parent not writable) cannot take a rename; such a
+    folder is written in place, and an interruption empties it again."""
+    import sys
+
+    mod = sys.modules["graphmem.portability.backup"]
+    (tmp_path / "mnt").mkdir()
+    with _kb(tmp_path / "kb") as kb:
+        with monkeypatch.context() as m:
+            m.setattr(mod, "_copy_wiki", lambda src, dst: (_ for _ in ()).throw(KeyboardInterrupt))
+            with pytest.raises(KeyboardInterrupt):
+                backup(kb.ctx, tmp_path / "mnt")
+        assert list((tmp_path / "mnt").iterdir()) == []
+        backup(kb.ctx, tmp_path / "mnt")
+    assert (tmp_path / "mnt" / MARKER).is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["kb", "mnt"]
+
+
+def test_restore_under_graphmem_read_only_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.cli_inproc import graphmem_env, run_cli
+
+    with _kb(tmp_path / "kb") as kb:
+        backup(kb.ctx, tmp_path / "bk")
+    got = run_cli(["--home", tmp_path / "kb", "restore", tmp_path / "bk", "--force"],
+                  env=graphmem_env(GRAPHMEM_READ_ONLY="1"))
+    assert got.returncode == 1 and "read-only" in got.stderr and not (tmp_path / "kb.before-restore").exists()
+
+
+def test_setting_a_value_under_a_commented_table_header_keeps_one_table(tmp_path: Path) -> None:
+    from graphmem.config import load_config, set_config_value
+
+    (tmp_path / "config.toml").write_text('[store]  # the database\nurl = "postgresql://u@h/db"\n', encoding="utf-8")
+    set_config_value(tmp_path, "store", "url", "")
+    assert load_config(tmp_path, environ={}).store.url == ""  # before: a second [store], invalid TOML

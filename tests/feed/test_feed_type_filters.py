@@ -52,3 +52,11 @@ def test_every_event_graphmem_writes_is_a_type_a_filter_accepts() -> None:
     assert filter_types(sorted(written)) is not None
     with pytest.raises(InvalidInput, match="types: expected an event type or a list of them, got int"):
         filter_types(5)  # type: ignore[arg-type]
+
+
+def test_any_iterable_of_names_is_a_filter(tmp_path: Path) -> None:
+    from graphmem.feed.types import EVENT_TYPES
+
+    with _kb(tmp_path) as kb:
+        assert len(kb.events.list(types=EVENT_TYPES.keys())) == len(kb.events.list())
+        assert [e.type for e in kb.events.list(types=(t for t in ["node.added"]))] == ["node.added"]

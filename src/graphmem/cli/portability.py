@@ -3,6 +3,7 @@ and checked (graphmem.portability does the work)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,9 @@ def restore_cmd(ctx: click.Context, backup_dir: Path, force: bool, as_json: bool
     """Restore the knowledge base (--home) from BACKUP, a folder `graphmem backup` wrote."""
     from ..portability import restore
 
-    _emit(restore(backup_dir, ctx.obj["home"], force, read_only=bool(ctx.obj.get("read_only"))), as_json,
+    read_only = bool(ctx.obj.get("read_only")) or os.environ.get("GRAPHMEM_READ_ONLY", "").strip().lower() in (
+        "1", "true", "yes", "on")  # the same switch as every other command's
+    _emit(restore(backup_dir, ctx.obj["home"], force, read_only=read_only), as_json,
           lambda d: f"restored {d['home']} ({d['wiki_files']} wiki files)"
                     + (f"; the old one is at {d['moved_aside']}" if d["moved_aside"] else "")
                     + "".join(f"\nnote: {n}" for n in d["notes"]))

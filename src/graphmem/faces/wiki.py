@@ -286,7 +286,7 @@ class Wiki:
             raise NotFound(f"page '{page.slug}': its file {page.path} is gone; run `graphmem wiki sync`")
         fm, body, _, _ = split_front_matter(raw.decode("utf-8", errors="replace"))
         return PageRead(self._page_out(page), fm, body, list(self._kb.store.page_links_of(page.slug)),
-                        [LinkFrom(s, n) for s, n in self._kb.store.page_backlinks(page.slug, 200)])
+                        [LinkFrom(s, n) for s, n in links_to(self._kb.store, page.slug)[:200]])
 
     def list_pages(self, category: str | None = None, limit: int | None = None, offset: int = 0
                    ) -> list[PageInfo]:

@@ -97,9 +97,9 @@ def filter_types(names: Iterable[str] | str | None, field: str = "types") -> lis
     had ever happened. (``wiki.<operation>`` is open: a page write names its operation.)"""
     if names is None:
         return None
-    if not isinstance(names, (str, list, tuple, set, frozenset)):
+    if isinstance(names, (bytes, Mapping)) or not isinstance(names, (str, Iterable)):
         raise InvalidInput(f"{field}: expected an event type or a list of them, got {type(names).__name__}")
-    listed = [names] if isinstance(names, str) else list(names)
+    listed = [names] if isinstance(names, str) else list(names)  # any iterable: EVENT_TYPES.keys(), a generator
     for name in listed:
         if not isinstance(name, str) or not (name in EVENT_TYPES or name in CONTEXTKIT_TYPES
                                              or (name.startswith("wiki.") and len(name) > 5)):

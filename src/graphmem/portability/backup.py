@@ -51,24 +51,43 @@ def backup(ctx: Context, out: Path) -> dict[str, Any]:
         raise InvalidInput(f"out: {out} exists and is not an empty folder; give a new folder for the backup")
     if out.resolve().is_relative_to(ctx.home.resolve()):
         raise InvalidInput(f"out: {out} is inside the knowledge base folder; put the backup elsewhere")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = out.parent / f".{out.name}.partial-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
+    # A new folder is written under a hidden name beside it and renamed when complete; a folder that exists
+    # (empty: a mount point, a volume, one made for the user) is written in place, its marker last.
+    in_place = out.is_dir()
+    try:
+        if in_place:
+            work = out
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            work = out.parent / f".{out.name}.partial-{os.getpid()}"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+    except OSError as exc:
+        raise InvalidInput(f"out: cannot write {out} ({exc.strerror or exc}); choose a folder you may write to") \
+            from None
     try:
         ctx.store.backup_to(work / "graph.db")
         files = _copy_wiki(ctx.home / "wiki", work / "wiki") if (ctx.home / "wiki").is_dir() else 0
-        if (ctx.home / "config.toml").is_file():
+        if (ctx.home / "config.toml").is_file():  # late: an older restore took config.toml for "complete"
             shutil.copy2(ctx.home / "config.toml", work / "config.toml")
         done = {"out": str(out), "graph_db_bytes": (work / "graph.db").stat().st_size, "wiki_files": files,
                 "last_event_id": ctx.store.last_event_id(), "store": "postgresql" if ctx.config.store.url else
                 "sqlite"}
         (work / MARKER).write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")  # last: the backup is whole
-        if out.exists():
-            out.rmdir()  # the empty folder checked above
-        work.rename(out)
-    except BaseException:  # Ctrl-C included: no half-written folder is left where the backup was asked for
-        shutil.rmtree(work, ignore_errors=True)
+        if not in_place:
+            work.rename(out)
+    except BaseException as exc:  # Ctrl-C included: nothing half-written is left where the backup was asked for
+        if in_place:
+            for child in list(out.iterdir()):
+                if child.is_dir():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise InvalidInput(f"out: writing the backup to {out} failed ({exc.strerror or exc}); nothing was "
+                               "kept") from None
         raise
     return done
 
@@ -113,6 +132,9 @@ def restore(backup_dir: Path, home: Path, force: bool = False, read_only: bool =
             set_config_value(home, "store", "url", "")
             notes.append("the backup was taken from a PostgreSQL store: the restored folder keeps its rows in "
                          "graph.db ([store] url cleared); to put them on a server, run `graphmem migrate --to URL`")
+    if marker.is_file() and os.environ.get("GRAPHMEM_STORE"):
+        notes.append("GRAPHMEM_STORE is set: while it is, this folder uses that server, not the restored graph.db; "
+                     "unset it to use the restored copy")
     return {"home": str(home), "wiki_files": files, "moved_aside": moved, "notes": notes}
 
 

@@ -21,7 +21,9 @@ def links_to(store: Any, slug: str) -> list[tuple[str, int]]:
     """``(source slug, line)`` of the links to ``slug`` from other pages: by slug first (index order), then
     by its title or an alias."""
     page = store.pages_by_slug([slug]).get(slug)
-    forms = [slug, *sorted(link_forms(slug, page.title, page.front_matter) - {slug})] if page else [slug]
+    others = sorted(link_forms(slug, page.title, page.front_matter) - {slug}) if page else []
+    taken = set(store.pages_by_slug(others)) if others else set()  # another page's own slug wins
+    forms = [slug, *(f for f in others if f not in taken)]
     out: list[tuple[str, int]] = []
     seen: set[str] = set()
     for form in forms:

@@ -9,6 +9,7 @@ query over the index (plus one listing of the folder names for orphans and missi
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -71,19 +72,23 @@ def lint(core: WikiCore) -> dict[str, Any]:
     links = store.wiki_broken_links()
     unlinked = store.wiki_unlinked_pages()
     by_form: dict[str, str] = {}
-    if links or unlinked:
-        for page in store.pages_by_slug(_candidates(store, links, unlinked)).values():
+    if links:  # every page's title and aliases (only read when some link matches no slug)
+        for page in store.list_pages():
             for form in link_forms(page.slug, page.title, page.front_matter):
                 by_form.setdefault(form, page.slug)
     # ... or by an entity's other name ([[Dispatch]] for the page of "Dispatch API", alias "Dispatch")
-    rest = {normalize_name(t): t for _, t, _ in links if t not in by_form}
+    rest: dict[str, list[str]] = {}
+    for _, t, _ in links:
+        if t not in by_form:
+            rest.setdefault(normalize_name(t), []).append(t)
     if rest:
         found = store.find_nodes(ENTITY, list(rest))
         subjects = store.pages_by_subject([ENT + nid for nid in found.values()])
         for norm, nid in found.items():
             about = subjects.get(ENT + nid)
             if about is not None:
-                by_form.setdefault(rest[norm], about.slug)
+                for t in rest[norm]:
+                    by_form.setdefault(t, about.slug)
     broken: dict[str, list[dict[str, Any]]] = {}
     reached: set[str] = set()
     for src, target, line in links:
@@ -130,18 +135,6 @@ def lint(core: WikiCore) -> dict[str, Any]:
     report["stubs"] = store.wiki_stubs()
     report["problems"] = count_problems(report)
     return report
-
-
-def _candidates(store: Any, links: list[Any], unlinked: list[str]) -> list[str]:
-    """Pages a broken-looking link may name by title: the slugs of their targets (``dispatch api`` ->
-    ``dispatch-api``), and the pages no link reaches by slug."""
-    out = set(unlinked)
-    for _, target, _ in links:
-        try:
-            out.add(slugify(target, "link"))
-        except InvalidInput:
-            continue
-    return sorted(out)
 
 
 def _type_conflicts(core: WikiCore) -> list[dict[str, Any]]:
@@ -239,6 +232,9 @@ def _add_see_also(core: WikiCore, manual: dict[str, set[str]], pages: dict[str, 
     return [f"{p.category}/{p.slug}" for p in core.apply(make_plan).saved]
 
 
+_SLUGGY = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a target written as a slug
+
+
 def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> list[str]:
     store, ctx = core.ctx.store, core.ctx
     first_source: dict[str, str] = {}
@@ -250,21 +246,26 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
         plan = Plan()
         now = ctx.now()
         for target, src in sorted(first_source.items()):
-            try:
-                ok = slugify(target.replace("-", " ")) == target
+            try:  # [[missing-thing]] or [[Missing Thing]] (kept as written: "missing thing")
+                slug = slugify(target.replace("-", " ") if _SLUGGY.fullmatch(target) else target)
             except InvalidInput:  # a target no page can be named after
-                ok = False
-            if not ok or store.get_page(target) is not None:
                 continue
-            title = target.replace("-", " ")
+            if slug != target and not _SLUGGY.fullmatch(target):
+                title = target
+            elif slug == target:
+                title = target.replace("-", " ")
+            else:
+                continue
+            if store.get_page(slug) is not None:
+                continue
             entity = ctx.hooks.first(FIND_ENTITY, title)
             category = "entity" if entity is not None else str(ctx.config.wiki.stub_category)
             fm = {"title": entity.name if entity else title, "category": category, "tags": ["stub"],
                   "updated": now}
             body = (f"# {fm['title']}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for the link "
                     f"from [[{src}]]; write what it is about here._\n")
-            rel = f"{category}/{target}.md"
-            plan.writes.append(PageWrite(category, target, rel, dump_front_matter(fm) + body,
+            rel = f"{category}/{slug}.md"
+            plan.writes.append(PageWrite(category, slug, rel, dump_front_matter(fm) + body,
                                          subject=(ENT + entity.id) if entity is not None and not
                                          store.pages_by_subject([ENT + entity.id]) else None,
                                          op="write", extra={"change": "stub"}))
