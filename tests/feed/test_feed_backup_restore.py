@@ -138,3 +138,17 @@ def test_setting_a_value_under_a_commented_table_header_keeps_one_table(tmp_path
     (tmp_path / "config.toml").write_text('[store]  # the database\nurl = "postgresql://u@h/db"\n', encoding="utf-8")
     set_config_value(tmp_path, "store", "url", "")
     assert load_config(tmp_path, environ={}).store.url == ""  # before: a second [store], invalid TOML
+
+
+def test_a_killed_backups_hidden_folder_is_removed_by_the_next(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()  # a pid that no longer runs
+    left = tmp_path / f".bk.partial-{dead}"
+    (left / "wiki").mkdir(parents=True)
+    (left / "graph.db").write_bytes(b"half a copy")
+    with _kb(tmp_path / "kb") as kb:
+        backup(kb.ctx, tmp_path / "bk")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bk", "kb"]

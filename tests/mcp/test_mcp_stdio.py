@@ -137,9 +137,12 @@ def test_observations_are_evidence_that_search_cites(session: McpSession) -> Non
     session.ok("delete_entities", {"entityNames": ["Carol_Wu"]})
 
 
+BILLING = ("The billing service stores invoices in Postgres. Invoices are archived after 90 days. "
+           "The billing service depends on the ledger API.")
+
+
 def test_search_returns_citations_with_spans(session: McpSession) -> None:
-    text = ("The billing service stores invoices in Postgres. Invoices are archived after 90 days. "
-            "The billing service depends on the ledger API.")
+    text = BILLING
     res = session.ok("ingest_document", {
         "doc_id": "billing", "title": "Billing notes", "text": text,
         "entities": [{"name": "billing service", "type": "service",
@@ -212,6 +215,9 @@ def test_skills_that_disable_model_invocation_are_not_offered(session: McpSessio
 
 def test_wiki_page_resources(session: McpSession, stdio_server: tuple[McpSession, Path]) -> None:  # noqa: F811
     home = stdio_server[1]
+    # the page cites the billing document: ingested here too, so the test also runs alone (-k); unchanged after
+    # test_search_returns_citations_with_spans
+    session.ok("ingest_document", {"doc_id": "billing", "title": "Billing notes", "text": BILLING})
     page = session.ok("wiki_write_page", {"category": "answer", "title": "Invoice retention",
                                            "content": "Invoices are archived after 90 days ([[billing service]]).",
                                            "source_documents": ["billing"]})

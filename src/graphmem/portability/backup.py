@@ -20,7 +20,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import Conflict, InvalidInput
-from ..wiki.files import TEMP_NAME, remove_stale_temps
+from ..wiki.files import TEMP_NAME, pid_alive, remove_stale_temps
 
 __all__ = ["backup", "restore", "check"]
 
@@ -59,6 +59,7 @@ def backup(ctx: Context, out: Path) -> dict[str, Any]:
             work = out
         else:
             out.parent.mkdir(parents=True, exist_ok=True)
+            _remove_dead_partials(out)
             work = out.parent / f".{out.name}.partial-{os.getpid()}"
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir()
@@ -90,6 +91,15 @@ def backup(ctx: Context, out: Path) -> dict[str, Any]:
                                "kept") from None
         raise
     return done
+
+
+def _remove_dead_partials(out: Path) -> None:
+    """The hidden folders of earlier backups to ``out`` whose process is gone (killed: SIGKILL, power loss).
+    Each holds a copy of the database; one of a backup still running is left alone."""
+    for old in out.parent.glob(f".{out.name}.partial-*"):
+        pid = old.name.rpartition("-")[2]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def restore(backup_dir: Path, home: Path, force: bool = False, read_only: bool = False) -> dict[str, Any]:

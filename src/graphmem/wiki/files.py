@@ -31,7 +31,7 @@ from typing import BinaryIO
 from ..errors import BackendError
 
 __all__ = ["FileTxn", "TEMP_NAME", "UnsafePath", "append_line", "checked", "exists", "lstat", "open_read",
-           "read_bytes", "read_file", "remove_stale_temps", "tail_lines"]
+           "read_bytes", "read_file", "remove_stale_temps", "tail_lines", "log_entries", "pid_alive"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # ``.<name>.<pid>-<n>.tmp`` / ``.<name>.<pid>-undo.tmp`` (+ ``x<k>`` when the name was taken).
@@ -335,7 +335,7 @@ def remove_stale_temps(root: Path, candidates: Iterable[Path]) -> list[Path]:
         except (OSError, BackendError):
             continue
         pid = int(m.group("pid"))
-        if _pid_alive(pid) and not _started_after(pid, mtime, boot):
+        if pid_alive(pid) and not _started_after(pid, mtime, boot):
             continue
         try:
             os.unlink(path)  # a link with a temp name is removed itself, never its target
@@ -345,7 +345,8 @@ def remove_stale_temps(root: Path, candidates: Iterable[Path]) -> list[Path]:
     return removed
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (another user's too)."""
     if pid <= 0:
         return False
     try:
