@@ -160,3 +160,14 @@ def test_an_embedding_endpoint_that_does_not_answer_is_one_graphmem_error(tmp_pa
         with pytest.raises(GraphmemError, match="cannot reach|refused|connect"):
             kb.ingest_with_content("d", "t", "s", "System crashes due to memory leaks.")
         assert kb.stats()["documents"] == 0
+
+
+def test_a_record_id_with_a_nul_is_reported_not_a_crash_of_the_cli(tmp_path: Path) -> None:
+    """The summary printed, then Path.resolve() on the skipped id raised ValueError ('embedded null byte')."""
+    from tests.cli_inproc import graphmem_env, run_cli
+
+    folder = write_tree(tmp_path / "d", {"r.jsonl": '{"id": "ok", "text": "Good record."}\n'
+                                                     '{"id": "x\\u0000y", "text": "nul id"}\n'})
+    got = run_cli(["--home", tmp_path / "kb", "ingest", folder], env=graphmem_env())
+    assert "Traceback" not in got.stderr and "no control characters" in got.stdout, got.stderr
+    assert got.returncode in (0, 3)

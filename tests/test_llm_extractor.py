@@ -418,3 +418,11 @@ def test_fields_the_answer_misnames_are_reported(server: FakeOpenAI) -> None:
     assert [w for w in result.extra["warnings"] if "unknown field" in w] == [
         f"{DOC.doc_id} (llm): entities: unknown field(s) ignored: 'quote' (2 items, did you mean "
         "'supporting_text'?); the fields read are name, type, supporting_text, aliases"]
+
+
+def test_a_lone_surrogate_in_the_answer_is_a_malformed_answer(server: FakeOpenAI) -> None:
+    """It reached the cache write (UnicodeEncodeError) and stopped the whole ingest with a traceback."""
+    bad = [{**ENTITIES[0], "name": "memory\ud800leak"}]
+    server.replies.extend([extraction_reply(bad, []), extraction_reply(bad, [])])
+    with pytest.raises(ExtractionError, match="lone surrogate"):
+        make(server).extract(DOC)

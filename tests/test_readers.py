@@ -158,3 +158,47 @@ def test_reader_choice_and_overrides(tmp_path):
 
     with pytest.raises(InvalidInput, match="unknown reader 'nope'"):
         reader_for(Path("a.rst"), {".rst": "nope"})
+
+
+def test_a_number_past_pythons_digit_limit_costs_one_record_not_the_run(tmp_path):
+    """int('9' * 5000) raises ValueError (not JSONDecodeError): the whole ingest used to stop with a traceback."""
+    huge = "9" * 5000
+    out = _read(bulk, tmp_path / "a.jsonl", ('{"id": "ok", "text": "fine"}\n'
+                                             f'{{"id": "bad", "text": "x", "metadata": {{"n": {huge}}}}}\n').encode())
+    assert not isinstance(out[0], Skipped)
+    assert isinstance(out[1], Skipped) and out[1].line == 2 and "digits" in out[1].reason
+    records = ['{"id": "l1", "text": "one"}', f'{{"id": "l2", "text": "x", "n": {huge}}}',
+               '{"id": "l3", "text": "three"}']
+    listed = _read(bulk, tmp_path / "b.json", ("[" + ", ".join(records) + "]").encode())
+    assert [getattr(d, "doc_id", None) for d in listed if not isinstance(d, Skipped)] == ["l1", "l3"]
+    whole = _read(bulk, tmp_path / "c.json", f'{{"documents": [{{"id": "a", "text": "x", "n": {huge}}}]}}'.encode())
+    assert len(whole) == 1 and isinstance(whole[0], Skipped) and "digits" in whole[0].reason
+
+
+def test_a_pdf_title_that_is_not_text_falls_back_to_the_file_name(tmp_path):
+    import pypdf
+    from pypdf.generic import NameObject, NumberObject
+
+    writer = pypdf.PdfWriter()
+    for page in pypdf.PdfReader(io.BytesIO(_pdf_bytes(["Page one text."]))).pages:
+        writer.add_page(page)
+    writer.add_metadata({"/Producer": "test"})
+    writer._info.get_object()[NameObject("/Title")] = NumberObject(42)  # what a hostile file holds
+    buf = io.BytesIO()
+    writer.write(buf)
+    [doc] = _read(pdf, tmp_path / "report.pdf", buf.getvalue())
+    assert doc.title == "report" and "Page one text." in doc.text  # before: TypeError, the whole run stopped
+
+
+def test_a_pdf_decompression_bomb_is_a_skipped_file(tmp_path, monkeypatch):
+    """pypdf's LimitReachedError is a PyPdfError, not a PdfReadError: it stopped the whole run."""
+    import pypdf
+    from pypdf.errors import LimitReachedError
+
+    class Bomb:
+        def __init__(self, *args, **kwargs):
+            raise LimitReachedError("Limit reached while decompressing.")
+
+    monkeypatch.setattr(pypdf, "PdfReader", Bomb)
+    [out] = _read(pdf, tmp_path / "bomb.pdf", b"%PDF-1.4")
+    assert isinstance(out, Skipped) and "broken PDF (LimitReachedError" in out.reason

@@ -114,6 +114,10 @@ def loads_json(text: str | bytes, where: str, max_depth: int = MAX_JSON_DEPTH) -
         data = json.loads(text)
     except RecursionError:
         raise InvalidInput(f"{where}: nested deeper than {max_depth} levels of lists/objects; flatten it") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # a number of more than 4,300 digits: Python's int limit, not a JSONDecodeError
+        raise InvalidInput(f"{where}: cannot be read ({exc})") from None
     check_json_depth(data, where, max_depth)
     return data
 

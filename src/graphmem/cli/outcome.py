@@ -29,7 +29,7 @@ EXIT_CODES_HELP = ("Exit status: 0 all fine (unchanged files count as fine); 1 n
 def _resolved(path: str | Path) -> Path:
     try:
         return Path(path).expanduser().resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL in a skipped record id
         return Path(path)
 
 

@@ -38,6 +38,7 @@ from ...ontology import DEFAULT_INVERSE_RELATIONS, DEFAULT_RELATION_SYNONYMS, DE
 from ...openai_http import ERROR_SNIPPET as _ERROR_SNIPPET
 from ...openai_http import HTTPFailure, RateLimiter, post_json
 from ...text import content_hash
+from ...validate import check_input
 from .base import ExtractionError, SourceDocument, validate_extraction
 
 __all__ = ["DEFAULT_BASE_URL", "PROMPT_VERSION", "RESPONSE_SCHEMA", "SYSTEM_PROMPT", "LLMExtractor"]
@@ -165,6 +166,7 @@ def _parse_content(content: Any) -> Extraction:
         raise InvalidInput(f"the answer is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(data, Mapping) or not ({"entities", "relations"} & set(data)):
         raise InvalidInput("expected a JSON object with 'entities' and 'relations' lists")
+    check_input("the answer", "answer", data)  # a lone surrogate ("\ud800") no file or store can hold
     return parse_extraction(data.get("entities"), data.get("relations"))
 
 

@@ -162,6 +162,8 @@ def _json_records(src: _Text) -> Iterator[tuple[int, Any]]:
         except json.JSONDecodeError as exc:
             raise _Stop(f"not valid JSON ({exc.msg}); records after this point were not read",
                         line + exc.lineno - 1) from None
+        except ValueError as exc:  # a number of more than 4,300 digits (Python's int limit)
+            raise InvalidInput(f"the file cannot be read as JSON ({exc})") from None
         docs = obj.get("documents", obj.get("docs")) if isinstance(obj, dict) else None
         if not isinstance(docs, list):
             raise InvalidInput("a JSON object file needs a 'documents' list (or give a list of records)")
@@ -193,15 +195,17 @@ def _json_records(src: _Text) -> Iterator[tuple[int, Any]]:
                 continue
             raise _Stop(f"not valid JSON ({exc.msg}); records after this point were not read",
                         line + buf.count("\n", i, exc.pos)) from None
-        except RecursionError:
-            # One hostile record (100k brackets) must not cost the others: step over it.
+        except (RecursionError, ValueError) as exc:
+            # One hostile record (100k brackets, a 5,000-digit number: Python's int limit) must not cost the
+            # others: step over it.
+            why = _TOO_DEEP if isinstance(exc, RecursionError) else f"unreadable ({exc})"
             skip_to = _value_end(buf, i) if buf[i] in "[{" else None
             if skip_to is None:
                 if grow():
                     continue
-                raise _Stop(f"the record is {_TOO_DEEP} and never closed; records after this point "
+                raise _Stop(f"the record is {why} and never closed; records after this point "
                             "were not read", line) from None
-            yield line, InvalidInput(f"record: {_TOO_DEEP}; flatten it")
+            yield line, InvalidInput(f"record: {why}" + ("; flatten it" if why == _TOO_DEEP else ""))
             i = skip_to
             continue
         if end >= len(buf) and not src.eof:  # a value that ends the window may go on

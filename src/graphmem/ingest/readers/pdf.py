@@ -16,7 +16,7 @@ def read(path: Path, doc_id: str, raw: bytes) -> Iterator[SourceDocument | Skipp
     """One document from a PDF, pages separated by blank lines, with page ranges."""
     try:
         import pypdf
-        from pypdf.errors import PdfReadError
+        from pypdf.errors import PdfReadError, PyPdfError
     except ImportError:
         yield Skipped(doc_id, "PDF support is not installed; run: pip install 'graphmem[pdf]'")
         return
@@ -27,7 +27,11 @@ def read(path: Path, doc_id: str, raw: bytes) -> Iterator[SourceDocument | Skipp
             return
         texts = [(page.extract_text() or "").strip() for page in reader.pages]
         title = reader.metadata.title if reader.metadata and reader.metadata.title else None
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+        # /Title may be a number or an array; a control character in it is no title either
+        if not isinstance(title, str) or not title.strip() or any(ord(c) < 32 for c in title):
+            title = None
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+        # PyPdfError: LimitReachedError (a decompression bomb) and its kin are not PdfReadErrors
         yield Skipped(doc_id, f"broken PDF ({type(exc).__name__}: {str(exc)[:120]})")
         return
     parts: list[str] = []
