@@ -171,3 +171,18 @@ def test_a_record_id_with_a_nul_is_reported_not_a_crash_of_the_cli(tmp_path: Pat
     got = run_cli(["--home", tmp_path / "kb", "ingest", folder], env=graphmem_env())
     assert "Traceback" not in got.stderr and "no control characters" in got.stdout, got.stderr
     assert got.returncode in (0, 3)
+
+
+def test_a_record_id_given_twice_in_one_run_is_left_out_and_reruns_add_nothing(tmp_path: Path) -> None:
+    """Two records with one id (in one file or two) took turns as the latest version: each re-run of the
+    unchanged files added a version (a1 was at version 4 after three runs)."""
+    folder = write_tree(tmp_path / "d", {"one.jsonl": '{"id": "a1", "text": "First text."}\n'
+                                                       '{"id": "a1", "text": "Second text."}\n',
+                                         "a.jsonl": '{"id": "shared", "text": "A text."}\n',
+                                         "b.jsonl": '{"id": "shared", "text": "B text."}\n'})
+    with graphmem.open(tmp_path / "kb") as kb:
+        runs = [kb.ingest_paths([folder]) for _ in range(3)]
+        assert [(r.added, r.new_versions, r.unchanged) for r in runs] == [(2, 0, 0), (0, 0, 2), (0, 0, 2)]
+        assert sorted(s.path for s in runs[0].skipped) == ["d/b.jsonl#1", "d/one.jsonl#2"]
+        assert all("is given again" in s.reason for s in runs[0].skipped)
+        assert {d.doc_id: d.version for d in kb.documents.list()} == {"a1": 1, "shared": 1}

@@ -58,6 +58,9 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
     by record. Nothing is read ahead of what the writer asks for."""
     cfg = ctx.config.ingest
     overrides = dict(cfg.readers)
+    # A record id given twice in one run (in one bulk file or two) made the two texts take turns as the
+    # latest version: every re-run of unchanged files added a version. The first one given wins.
+    given: dict[str, str] = {}
     for item, doc_id in found:
         if left is not None:
             left.n -= 1
@@ -105,7 +108,12 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
                     summary.skipped.append(out)
                 elif not out.text.strip():
                     summary.skipped.append(Skipped(out.doc_id, "no text in the document"))
+                elif out.doc_id in given:
+                    summary.skipped.append(Skipped(out.source or doc_id, f"id {out.doc_id!r} is given again (first "
+                                                   f"by {given[out.doc_id]}); ids must be unique: this one is "
+                                                   "left out"))
                 else:
+                    given[out.doc_id] = out.source or doc_id
                     yield out
         except NotText as exc:
             summary.skipped.append(Skipped(doc_id, str(exc)))
