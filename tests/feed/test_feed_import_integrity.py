@@ -147,3 +147,15 @@ def test_an_export_follows_the_umask_and_keeps_a_symlinked_target(tmp_path: Path
     assert (tmp_path / "link.jsonl").is_symlink()
     assert json.loads((real / "x.jsonl").read_text(encoding="utf-8").splitlines()[0])["format"] == "graphmem-jsonl"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_a_killed_exports_temporary_file_is_removed_by_the_next(tmp_path: Path, kb: graphmem.KnowledgeBase) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    left = tmp_path / f".kb.jsonl.{dead}-0123abcd.tmp"
+    left.write_text("half an export", encoding="utf-8")
+    export(kb.ctx, "jsonl", tmp_path / "kb.jsonl")
+    assert not left.exists() and (tmp_path / "kb.jsonl").is_file()

@@ -61,6 +61,7 @@ class PortableSqlMixin(SqlHelpers):
     """Whole-store dump/load, online backup, consistency checks."""
 
     path: Path
+    busy_timeout: float
     _lock: Any
 
     def _connect_uri(self, uri: str) -> sqlite3.Connection:  # provided by ConnectionMixin
@@ -218,18 +219,29 @@ class PortableSqlMixin(SqlHelpers):
         found["integrity"] = [str(r[0]) for r in self._rows("PRAGMA integrity_check") if r[0] != "ok"]
         found["integrity"] += [f"foreign key: {r[0]} row {r[1]} references a missing {r[2]} row"
                                for r in self._rows("PRAGMA foreign_key_check")]
-        for fts, table in _FTS_EXTERNAL.items():
-            if getattr(self, "read_only", False):
-                # FTS5's integrity-check is an INSERT, refused on a read-only file: compare row counts instead
-                indexed = self.conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
-                rows = self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                if indexed != rows:
-                    found["fts"].append(f"{fts}: {indexed} rows indexed for {rows} in {table}")
-                continue
-            try:
-                self.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
-            except sqlite3.DatabaseError as exc:
-                found["fts"].append(f"{fts}: out of step with {table} ({exc})")
+        # FTS5's integrity-check is an INSERT: refused on a read-only file, and it needs the write lock. A check
+        # is a read, so it never waits for another process's writer (it used to wait the whole busy timeout,
+        # then call the index "out of step ... (database is locked)"): then row counts are compared instead.
+        self.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            for fts, table in _FTS_EXTERNAL.items():
+                counted_only = getattr(self, "read_only", False)
+                if not counted_only:
+                    try:
+                        self.conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+                    except sqlite3.OperationalError as exc:
+                        if "locked" not in str(exc) and "busy" not in str(exc):
+                            found["fts"].append(f"{fts}: out of step with {table} ({exc})")
+                        counted_only = "locked" in str(exc) or "busy" in str(exc)
+                    except sqlite3.DatabaseError as exc:
+                        found["fts"].append(f"{fts}: out of step with {table} ({exc})")
+                if counted_only:
+                    indexed = self.conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
+                    rows = self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                    if indexed != rows:
+                        found["fts"].append(f"{fts}: {indexed} rows indexed for {rows} in {table}")
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         indexed = self.conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
         stored = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         if indexed != stored:
