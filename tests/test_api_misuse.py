@@ -186,3 +186,21 @@ def test_a_record_id_given_twice_in_one_run_is_left_out_and_reruns_add_nothing(t
         assert sorted(s.path for s in runs[0].skipped) == ["d/b.jsonl#1", "d/one.jsonl#2"]
         assert all("is given again" in s.reason for s in runs[0].skipped)
         assert {d.doc_id: d.version for d in kb.documents.list()} == {"a1": 1, "shared": 1}
+
+
+def test_a_busy_lock_after_the_documents_are_stored_keeps_the_summary(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recording the ingested folder is a small transaction after every document is committed: a busy lock
+    there raised StoreBusy ('nothing was written', exit 1), though the documents were stored."""
+    from graphmem.errors import StoreBusy
+    from graphmem.ingest.doc_ids import DocIds
+
+    def busy(self: Any, folders: Any) -> None:
+        raise StoreBusy("knowledge base graph.db is busy: another process held the write lock")
+
+    folder = write_tree(tmp_path / "d", {"a.md": "# A\n\nKafka causes lag.\n"})
+    monkeypatch.setattr(DocIds, "remember", busy)
+    with graphmem.open(tmp_path / "kb") as kb:
+        done = kb.ingest_paths([folder])
+        assert done.added == 1 and any("were not recorded for later runs" in w for w in done.warnings)
+        assert [d.doc_id for d in kb.documents.list()] == ["d/a.md"]

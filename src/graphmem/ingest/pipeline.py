@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context import DELETE_DOCUMENT, WIKI_DEFERRED, WIKI_FLUSH, WIKI_FLUSH_DUE
-from ..errors import GraphmemError, InvalidInput
+from ..errors import GraphmemError, InvalidInput, StoreBusy
 from ..extraction import Extraction
 from ..text import content_hash
 from ..trust import endpoint_api_key
@@ -427,7 +427,13 @@ def ingest_paths(
     n_workers = workers if workers is not None else ctx.config.ingest.workers
     ingest_documents(ctx, docs, ex, progress, summary, n_workers, on_stage=on_stage)
     if not summary.interrupted:
-        ids.remember(p for p in paths if probe(Path(p).is_dir))
+        try:
+            ids.remember(p for p in paths if probe(Path(p).is_dir))
+        except StoreBusy as exc:
+            # Every document is committed by now: a busy lock here must not turn the run into "nothing was
+            # written" (the CLI's exit 1) and lose its summary. Only the folder's record waits for the next run.
+            summary.warnings.append(f"the folders given were not recorded for later runs ({exc}); the documents "
+                                    "are stored: ingest the folder again to record it")
     if prune and not summary.interrupted:
         summary.pruned = _prune(ctx, paths, ids)
     return summary
