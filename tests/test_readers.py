@@ -202,3 +202,13 @@ def test_a_pdf_decompression_bomb_is_a_skipped_file(tmp_path, monkeypatch):
     monkeypatch.setattr(pypdf, "PdfReader", Bomb)
     [out] = _read(pdf, tmp_path / "bomb.pdf", b"%PDF-1.4")
     assert isinstance(out, Skipped) and "broken PDF (LimitReachedError" in out.reason
+
+
+def test_html_without_a_closing_head_keeps_its_body():
+    """'<head>' without '</head>' (valid HTML5, minifiers write it) hid the whole body: 'no text in the document'."""
+    from graphmem.ingest.readers.html import html_to_text
+
+    assert html_to_text("<html><head><title>x</title><body><p>body text</p></body></html>") == ("x", "body text")
+    assert html_to_text("<title>Oops<p>all text here</p>") == ("Oops", "all text here")
+    assert html_to_text("<title>Page</title><body><svg><title>Close icon</title></svg><p>hi</p>") == ("Page", "hi")
+    assert html_to_text("<head><script>x=1</script></head><body><p>ok</p><script>bad()</script></body>") == ("", "ok")

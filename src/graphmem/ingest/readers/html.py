@@ -18,18 +18,26 @@ _BLOCK = {"p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article
 
 
 class _Text(HTMLParser):
+    """Text outside the skipped elements. Skipped elements are a stack, not a count: ``<head>`` ends where the
+    body starts even when ``</head>`` is left out (valid HTML5, and what minifiers write), a title ends at the
+    first block, and ``</body>`` closes whatever was left open; a title inside an ``<svg>`` is no page title."""
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.title: list[str] = []
-        self._skip = 0
+        self._open: list[str] = []
         self._in_title = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "body" or tag in _BLOCK:
+            self._in_title = False
+            if "head" in self._open:
+                del self._open[self._open.index("head"):]
         if tag == "title":
-            self._in_title = True
+            self._in_title = not self._open or self._open == ["head"]
         elif tag in _SKIP:
-            self._skip += 1
+            self._open.append(tag)
         elif tag in _BLOCK:
             self.parts.append("\n")
 
@@ -37,14 +45,17 @@ class _Text(HTMLParser):
         if tag == "title":
             self._in_title = False
         elif tag in _SKIP:
-            self._skip = max(0, self._skip - 1)
+            if tag in self._open:
+                del self._open[len(self._open) - 1 - self._open[::-1].index(tag):]
+        elif tag in ("body", "html"):
+            self._open.clear()
         elif tag in _BLOCK:
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title.append(data)
-        elif not self._skip:
+        elif not self._open:
             self.parts.append(data)
 
 
