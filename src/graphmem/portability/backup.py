@@ -20,7 +20,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import Conflict, InvalidInput
-from ..wiki.files import TEMP_NAME, pid_alive, remove_stale_temps
+from ..wiki.files import TEMP_NAME, remove_abandoned, remove_stale_temps
 
 __all__ = ["backup", "restore", "check"]
 
@@ -96,10 +96,9 @@ def backup(ctx: Context, out: Path) -> dict[str, Any]:
 def _remove_dead_partials(out: Path) -> None:
     """The hidden folders of earlier backups to ``out`` whose process is gone (killed: SIGKILL, power loss).
     Each holds a copy of the database; one of a backup still running is left alone."""
-    for old in out.parent.glob(f".{out.name}.partial-*"):
-        pid = old.name.rpartition("-")[2]
-        if pid.isdigit() and not pid_alive(int(pid)):
-            shutil.rmtree(old, ignore_errors=True)
+    left = [(old, int(pid)) for old in out.parent.glob(f".{out.name}.partial-*")
+            if (pid := old.name.rpartition("-")[2]).isdigit()]
+    remove_abandoned(left)
 
 
 def restore(backup_dir: Path, home: Path, force: bool = False, read_only: bool = False) -> dict[str, Any]:

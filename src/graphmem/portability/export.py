@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from ..context import Context
 from ..errors import InvalidInput
-from ..wiki.files import pid_alive
+from ..wiki.files import remove_abandoned
 from .graphs import graph_rows, write_cypher, write_graphml, write_memory_jsonl, write_neo4j_csv
 from .jsonl import export_jsonl
 
@@ -47,11 +47,9 @@ def _write_whole(out: Path, write: Callable[[IO[bytes]], dict[str, int]]) -> dic
     if out.is_symlink() or (out.exists() and not out.is_file()) or not os.access(out.parent, os.W_OK):
         with out.open("wb") as f:
             return write(f)
-    for old in out.parent.glob(f".{out.name}.*-*.tmp"):  # a killed export's (its process is gone)
-        pid = old.name[len(out.name) + 2:].partition("-")[0]
-        if pid.isdigit() and not pid_alive(int(pid)):
-            with contextlib.suppress(OSError):
-                old.unlink()
+    # a killed export's temporary file (its process is gone): one whole export each
+    remove_abandoned((old, int(pid)) for old in out.parent.glob(f".{out.name}.*-*.tmp")
+                     if (pid := old.name[len(out.name) + 2:].partition("-")[0]).isdigit())
     tmp = out.parent / f".{out.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
     # O_EXCL with mode 0666: the umask applies, as it does to any file the user writes (mkstemp's is 0600)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

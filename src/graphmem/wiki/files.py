@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shutil
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -30,8 +31,9 @@ from typing import BinaryIO
 
 from ..errors import BackendError
 
-__all__ = ["FileTxn", "TEMP_NAME", "UnsafePath", "append_line", "checked", "exists", "lstat", "open_read",
-           "read_bytes", "read_file", "remove_stale_temps", "tail_lines", "log_entries", "pid_alive"]
+__all__ = ["FileTxn", "TEMP_NAME", "UnsafePath", "append_line", "checked", "exists", "log_entries", "lstat",
+           "open_read", "read_bytes", "read_file", "remove_abandoned", "remove_stale_temps", "tail_lines",
+           "writer_gone"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # ``.<name>.<pid>-<n>.tmp`` / ``.<name>.<pid>-undo.tmp`` (+ ``x<k>`` when the name was taken).
@@ -334,8 +336,7 @@ def remove_stale_temps(root: Path, candidates: Iterable[Path]) -> list[Path]:
             mtime = os.lstat(checked(root, path.parent) / path.name).st_mtime
         except (OSError, BackendError):
             continue
-        pid = int(m.group("pid"))
-        if pid_alive(pid) and not _started_after(pid, mtime, boot):
+        if not writer_gone(int(m.group("pid")), mtime, boot):
             continue
         try:
             os.unlink(path)  # a link with a temp name is removed itself, never its target
@@ -345,7 +346,37 @@ def remove_stale_temps(root: Path, candidates: Iterable[Path]) -> list[Path]:
     return removed
 
 
-def pid_alive(pid: int) -> bool:
+def writer_gone(pid: int, mtime: float, boot: float | None = None) -> bool:
+    """Whether the process ``pid`` that last wrote a file at ``mtime`` is gone: no process has that pid,
+    or the one that has it started after the file was written (the pid was reused)."""
+    return not _pid_alive(pid) or _started_after(pid, mtime, _boot_time() if boot is None else boot)
+
+
+def remove_abandoned(left: Iterable[tuple[Path, int]]) -> list[Path]:
+    """Remove each ``(path, pid of its writer)`` whose writer is gone: the temporary file of a killed export,
+    the hidden folder of a killed backup (each a whole copy). Never one a running process is still writing;
+    returns the removed ones."""
+    removed: list[Path] = []
+    boot = _boot_time()
+    for path, pid in left:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not writer_gone(pid, st.st_mtime, boot):
+            continue
+        try:
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass  # read-only folder, or another process removed it first
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
     """Whether a process ``pid`` runs on this machine (another user's too)."""
     if pid <= 0:
         return False
