@@ -59,7 +59,8 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
     cfg = ctx.config.ingest
     overrides = dict(cfg.readers)
     # A record id given twice in one run (in one bulk file or two) made the two texts take turns as the
-    # latest version: every re-run of unchanged files added a version. The first one given wins.
+    # latest version: every re-run of unchanged files added a version. The first one given wins. Each id maps
+    # to its file's id (one string per file, shared): about 90 bytes per record, 90 MB for a million.
     given: dict[str, str] = {}
     for item, doc_id in found:
         if left is not None:
@@ -110,10 +111,10 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
                     summary.skipped.append(Skipped(out.doc_id, "no text in the document"))
                 elif out.doc_id in given:
                     summary.skipped.append(Skipped(out.source or doc_id, f"id {out.doc_id!r} is given again (first "
-                                                   f"by {given[out.doc_id]}); ids must be unique: this one is "
+                                                   f"in {given[out.doc_id]}); ids must be unique: this one is "
                                                    "left out"))
                 else:
-                    given[out.doc_id] = out.source or doc_id
+                    given[out.doc_id] = doc_id
                     yield out
         except NotText as exc:
             summary.skipped.append(Skipped(doc_id, str(exc)))
