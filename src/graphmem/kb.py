@@ -232,12 +232,12 @@ class KnowledgeBase:
 
     def query(self, text: str) -> dict[str, Any]:
         """Subgraph around the entities ``text`` names: ``{"nodes": {...}, "edges": [...]}``."""
-        _check_query(text)
+        check_query(text)
         return graph_query(self.ctx, text)
 
     def query_with_evidence(self, text: str) -> dict[str, Any]:
         """The subgraph plus supporting documents, chunks, spans and the evidence chain."""
-        _check_query(text)
+        check_query(text)
         return query_with_evidence(self.ctx, text)
 
     # -- retrieval ------------------------------------------------------------------------------
@@ -301,10 +301,6 @@ class KnowledgeBase:
         out["embedding_model"] = self.embeddings.stored_model()
         out["vectors"] = self.store.vector_models()
         return out
-
-
-def _check_query(text: Any) -> None:
-    check_query(text)
 
 
 _TRUE = ("1", "true", "yes", "on")

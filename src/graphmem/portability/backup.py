@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..config import load_config, set_config_value
 from ..context import Context
 from ..errors import Conflict, InvalidInput
 from ..wiki.files import TEMP_NAME, remove_abandoned, remove_stale_temps
@@ -134,8 +135,6 @@ def restore(backup_dir: Path, home: Path, force: bool = False, read_only: bool =
     notes: list[str] = []
     if (backup_dir / "config.toml").is_file():
         shutil.copy2(backup_dir / "config.toml", home / "config.toml")
-        from ..config import load_config, set_config_value
-
         url = load_config(home, environ={}).store.url
         if url:  # the backup's rows are in graph.db; pointing at the live server would restore nothing
             set_config_value(home, "store", "url", "")
