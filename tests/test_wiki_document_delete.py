@@ -11,23 +11,28 @@ from pathlib import Path
 import graphmem
 from graphmem.portability import check
 
-TEXT1 = "The Route Planner reads from the Redis cache. Redis Sentinel watches the Redis cache."
-TEXT2 = "The Dispatch API uses the Route Planner. The Route Planner writes to ledger-db."
-E1 = [{"name": "Route Planner", "type": "service", "supporting_text": "The Route Planner reads from the Redis cache."},
-      {"name": "Redis cache", "type": "cache", "supporting_text": "The Route Planner reads from the Redis cache."},
-      {"name": "Redis Sentinel", "type": "software", "supporting_text": "Redis Sentinel watches the Redis cache."}]
-R1 = [{"source": "Route Planner", "target": "Redis cache", "type": "reads from",
-       "supporting_text": "The Route Planner reads from the Redis cache."},
-      {"source": "Redis Sentinel", "target": "Redis cache", "type": "watches",
-       "supporting_text": "Redis Sentinel watches the Redis cache."}]
-E2 = [{"name": "Dispatch API", "type": "service", "supporting_text": "The Dispatch API uses the Route Planner."},
-      {"name": "Route Planner", "type": "service", "supporting_text": "The Dispatch API uses the Route Planner."},
-      {"name": "ledger-db", "type": "database", "supporting_text": "The Route Planner writes to ledger-db."}]
-R2 = [{"source": "Dispatch API", "target": "Route Planner", "type": "uses",
-       "supporting_text": "The Dispatch API uses the Route Planner."},
-      {"source": "Route Planner", "target": "ledger-db", "type": "writes to",
-       "supporting_text": "The Route Planner writes to ledger-db."}]
+READS = "The Route Planner reads from the Redis cache."
+WATCHES = "Redis Sentinel watches the Redis cache."
+USES = "The Dispatch API uses the Route Planner."
+WRITES = "The Route Planner writes to ledger-db."
+TEXT1, TEXT2 = f"{READS} {WATCHES}", f"{USES} {WRITES}"
 
+
+def _ent(name: str, type_: str, quote: str) -> dict[str, str]:
+    return {"name": name, "type": type_, "supporting_text": quote}
+
+
+def _rel(source: str, type_: str, target: str, quote: str) -> dict[str, str]:
+    return {"source": source, "target": target, "type": type_, "supporting_text": quote}
+
+
+E1 = [_ent("Route Planner", "service", READS), _ent("Redis cache", "cache", READS),
+      _ent("Redis Sentinel", "software", WATCHES)]
+R1 = [_rel("Route Planner", "reads from", "Redis cache", READS),
+      _rel("Redis Sentinel", "watches", "Redis cache", WATCHES)]
+E2 = [_ent("Dispatch API", "service", USES), _ent("Route Planner", "service", USES),
+      _ent("ledger-db", "database", WRITES)]
+R2 = [_rel("Dispatch API", "uses", "Route Planner", USES), _rel("Route Planner", "writes to", "ledger-db", WRITES)]
 
 def _kb(tmp_path: Path) -> graphmem.KnowledgeBase:
     return graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}, "wiki": {"entity_min_documents": 1}})
