@@ -246,15 +246,14 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
         plan = Plan()
         now = ctx.now()
         for target, src in sorted(first_source.items()):
-            try:  # [[missing-thing]] or [[Missing Thing]] (kept as written: "missing thing")
-                slug = slugify(target.replace("-", " ") if _SLUGGY.fullmatch(target) else target)
+            # [[missing-thing]] or [[Missing Thing]] (kept as written: "missing thing")
+            slug_form = _SLUGGY.fullmatch(target) is not None
+            title = target.replace("-", " ") if slug_form else target
+            try:
+                slug = slugify(title)
             except InvalidInput:  # a target no page can be named after
                 continue
-            if slug != target and not _SLUGGY.fullmatch(target):
-                title = target
-            elif slug == target:
-                title = target.replace("-", " ")
-            else:
+            if slug_form and slug != target:  # e.g. "con" -> "con-page": no page could answer to that link
                 continue
             if store.get_page(slug) is not None:
                 continue
