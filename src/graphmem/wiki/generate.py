@@ -36,6 +36,7 @@ from ..text import memo_short, normalize_name
 from .core import Plan, WikiCore
 from .files import exists
 from .generated_write import page_write, retitle_for
+from .leftovers import own_leftover
 from .markdown import parse_page
 from .scope import LastRound, labelled, relink_scope
 from .scope import pageless as find_pageless
@@ -151,11 +152,15 @@ def summary_slug_base(title: str, subject: str) -> str:
 
 
 def _allocate(store: Store, wiki_dir: Any, category: str, base: str, planned: set[str],
-              vacated: set[str] | frozenset[str] = frozenset()) -> str:
+              vacated: set[str] | frozenset[str] = frozenset(), title: str | None = None) -> str:
+    """The first free slug from ``base``. ``title``: the page's; an unindexed file that is graphmem's own
+    page of that title (left by a writer killed before its commit) is free, see wiki/leftovers.py."""
     taken = store.slugs_taken(base) - vacated
     slug, n = base, 1
     # Never overwrite a file that sits there unindexed (dropped by hand, not yet synced).
-    while slug in taken or slug in planned or exists(wiki_dir, page_path(wiki_dir, category, slug)):
+    while slug in taken or slug in planned or (
+            exists(wiki_dir, path := page_path(wiki_dir, category, slug))
+            and not (title is not None and own_leftover(wiki_dir, path, category, title))):
         n += 1
         slug = f"{base}-{n}"
     planned.add(slug)
@@ -280,7 +285,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
         elif subject.startswith(DOC):
             new_titles.add(normalize_name(title))
         base = summary_slug_base(title, subject) if subject.startswith(DOC) else _base_slug(title, subject)
-        ctx.slugs[subject] = _allocate(store, core.dir, category, base, planned, vacated)
+        ctx.slugs[subject] = _allocate(store, core.dir, category, base, planned, vacated, title)
 
     core.slug_hint.update({slug: s[len(ENT):] for s, slug in ctx.slugs.items() if s.startswith(ENT)})
 

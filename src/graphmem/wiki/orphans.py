@@ -17,16 +17,13 @@ from ..models import Page
 from ..text import content_hash
 from .core import PageWrite, Plan, WikiCore
 from .files import read_bytes
+from .leftovers import only_generated
 from .markdown import dump_front_matter, generated_block, split_front_matter
 from .subjects import DOC, ENT
 
 __all__ = ["orphan_plan", "retire_pages"]
 
 _BLANK_RUN = re.compile(r"\n{3,}")
-
-
-# What graphmem itself writes in a generated page's front matter: any other key is a person's.
-_OWN_KEYS = frozenset({"title", "aliases", "category", "tags", "source_documents", "updated"})
 
 
 def orphan_plan(core: WikiCore, pages: Iterable[Page], doc_id: str, warnings: list[str]) -> Plan:
@@ -51,12 +48,12 @@ def orphan_plan(core: WikiCore, pages: Iterable[Page], doc_id: str, warnings: li
         # the row's front matter only while the file is what it was indexed from (a person may have edited it)
         known = page.front_matter if page.front_matter and page.content_hash == content_hash(text) else None
         fm, body, _, error = split_front_matter(text, known)
-        span = generated_block(body)
-        rest = body if span is None else body[: span[0]] + body[span[1]:]
-        if error is None and set(fm) <= _OWN_KEYS and rest.strip() in ("", f"# {fm.get('title', page.title)}"):
+        if error is None and only_generated(fm, body, page.title):
             plan.deletes.append(page)
             plan.log.append(f"delete | {page.category}/{page.slug} — {why}")
             continue
+        span = generated_block(body)
+        rest = body if span is None else body[: span[0]] + body[span[1]:]
         if error is not None:  # front matter a person broke: theirs to fix, graphmem's block goes all the same
             new_text = text[: len(text) - len(body)] + _BLANK_RUN.sub("\n\n", rest).strip("\n") + "\n"
             plan.writes.append(PageWrite(page.category, page.slug, page.path, new_text, old=raw, existing=page,
