@@ -287,7 +287,8 @@ class LLMConfig:
     base_url: str = setting("", "e.g. \"http://localhost:11434/v1\" (Ollama); default GRAPHMEM_OPENAI_BASE_URL",
                             template=True)
     model: str = setting("", template=True)
-    timeout: float = setting(60.0, low=0.0, high=86_400.0, low_open=True)
+    timeout: float = setting(60.0, "seconds one request may take, its whole answer included", low=0.0,
+                             high=86_400.0, low_open=True)
     max_concurrency: int = setting(4, low=1, high=1024)
     requests_per_minute: int = setting(0, low=0, high=10**9)
 

@@ -29,11 +29,16 @@ if TYPE_CHECKING:  # imported where a request is made: http, urllib and email co
     import urllib.error
     from email.message import Message
 
-__all__ = ["FailureKind", "HTTPFailure", "RateLimiter", "post_json", "retry_after", "server_message"]
+__all__ = ["MAX_RESPONSE_BYTES", "FailureKind", "HTTPFailure", "RateLimiter", "post_json", "retry_after",
+           "server_message"]
 
 log = logging.getLogger(__name__)
 
 ERROR_SNIPPET = 300  # characters of a server's error message kept in our messages
+# The most of an answer read: 2,048 embeddings of 3,072 dimensions as JSON text are ~126 MB; a chat answer
+# is far smaller. A server sending more is refused instead of filling the memory.
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+_READ_SIZE = 64 * 1024
 
 FailureKind = Literal["auth", "schema", "client", "exhausted", "unreachable", "bad_json"]
 
@@ -112,7 +117,7 @@ def server_message(exc: urllib.error.HTTPError) -> str:
     """The human part of an error response: ``error.message`` of an OpenAI-style JSON body,
     else ``message``, else the raw body (stripped); the HTTP reason if the body is unreadable."""
     try:
-        raw = exc.read().decode("utf-8", "replace")
+        raw = exc.read(_READ_SIZE).decode("utf-8", "replace")  # an error page may be huge: its start is enough
     except OSError:
         return exc.reason if isinstance(exc.reason, str) else ""
     try:
@@ -153,6 +158,28 @@ def _transient(exc: BaseException) -> str | None:
     return None
 
 
+class _TooLarge(Exception):
+    """An answer longer than the byte limit."""
+
+
+def _read_within(response: Any, deadline: float, max_bytes: int) -> bytes:
+    """The answer's body, read piece by piece: ``TimeoutError`` once ``deadline`` (``time.monotonic``) has
+    passed, ``_TooLarge`` past ``max_bytes``. ``read1`` returns what has arrived, so a slow server cannot hold
+    one read open beyond the socket's own timeout."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the answer took longer than the timeout")
+        part = response.read1(_READ_SIZE)
+        if not part:
+            return b"".join(parts)
+        size += len(part)
+        if size > max_bytes:
+            raise _TooLarge
+        parts.append(part)
+
+
 def _redact(text: str, api_key: str | None) -> str:
     return text.replace(api_key, "***") if api_key else text
 
@@ -168,15 +195,18 @@ def post_json(
     max_retry_after: float,
     limiter: RateLimiter | None = None,
     label: str = "",
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> Any:
     """POST ``payload`` as JSON to ``url`` and return the decoded JSON answer.
 
     ``api_key`` (if any) is sent as ``Authorization: Bearer <key>`` and redacted from every
-    message. ``timeout`` is per attempt; up to ``max_attempts`` tries are made for 429, 5xx,
-    timeouts and dropped connections, waiting ``backoff_base * 2 ** (attempt - 1)`` seconds
+    message. ``timeout`` bounds each attempt as a whole, the answer's body included (checked between reads, so
+    an attempt ends within about twice it, even when a server drips its answer); up to ``max_attempts``
+    tries are made for 429, 5xx, timeouts and dropped connections, waiting ``backoff_base * 2 ** (attempt - 1)`` seconds
     between them, or the server's ``Retry-After`` capped at ``max_retry_after``. ``limiter``,
     if given, is acquired before every attempt. ``label`` prefixes the retry log lines
-    (e.g. a document id). Raises :class:`HTTPFailure` when no usable answer was obtained.
+    (e.g. a document id). An answer longer than ``max_bytes`` is refused (not retried). Raises
+    :class:`HTTPFailure` when no usable answer was obtained.
     """
     import http.client
     import urllib.error
@@ -196,8 +226,13 @@ def post_json(
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         wait: float | None = None
         try:
+            deadline = time.monotonic() + timeout
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read()
+                raw = _read_within(response, deadline, max_bytes)
+        except _TooLarge:
+            raise HTTPFailure(f"{url} answered more than {max_bytes:,} bytes (larger than {max_bytes:,} bytes is "
+                              "refused); is base_url an OpenAI-compatible API?", kind="client", status=200,
+                              url=url, detail=f"the answer is larger than {max_bytes:,} bytes") from None
         except urllib.error.HTTPError as exc:
             status, message = exc.code, _redact(server_message(exc), api_key)[:ERROR_SNIPPET]
             if status in (401, 403):
