@@ -32,7 +32,7 @@ from .core import ingest_document, same_version
 from .discover import discover, probe
 from .doc_ids import SOURCE_FILE_KEY, DocIds, absolute
 from .extractors.base import ExtractionError, Extractor, SourceDocument, validate_extraction
-from .readers import NotText, Skipped, reader_for
+from .readers import BULK_READERS, NotText, Skipped, reader_for, reader_overrides
 from .readers import bulk as bulk_reader
 from .summary import IngestSummary
 
@@ -57,7 +57,7 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
     decoded and its bytes dropped before its document moves on; a bulk file is streamed record
     by record. Nothing is read ahead of what the writer asks for."""
     cfg = ctx.config.ingest
-    overrides = dict(cfg.readers)
+    overrides = reader_overrides(cfg.readers)
     # A record id given twice in one run (in one bulk file or two) made the two texts take turns as the
     # latest version: every re-run of unchanged files added a version. The first one given wins. Each id maps
     # to its file's id (one string per file, shared): about 90 bytes per record, 90 MB for a million.
@@ -72,7 +72,7 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
         if reader is None:
             summary.skipped.append(Skipped(doc_id, _unsupported(item)))
             continue
-        is_bulk = reader is bulk_reader.read
+        is_bulk = reader in BULK_READERS
         limit_mb = cfg.max_bulk_file_mb if is_bulk else cfg.max_file_mb
         try:
             size = item.stat().st_size
@@ -86,7 +86,8 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
                 continue
             if is_bulk:
                 outputs: Iterable[SourceDocument | Skipped] = bulk_reader.read_file(
-                    item, doc_id, cfg.max_record_chars, jsonl=True if as_jsonl else None)
+                    item, doc_id, cfg.max_record_chars,
+                    jsonl=True if as_jsonl or reader is bulk_reader.read_jsonl else None)
             else:
                 raw = item.read_bytes()
                 # The reader's documents are small in number (one, for every format but bulk):
@@ -412,6 +413,7 @@ def ingest_paths(
     links are listed in ``summary.skipped`` and not followed unless ``follow_symlinks``."""
     if not paths:
         raise InvalidInput("give at least one file or folder to ingest")
+    reader_overrides(ctx.config.ingest.readers)  # a typo there stops the ingest before any file is read
     ex = extractor if (extractor is not None and not isinstance(extractor, str)) else make_extractor(ctx, extractor)
     summary = IngestSummary()
     # Discovery lists paths only (no file is opened), which gives the progress bar an estimate:

@@ -9,7 +9,8 @@ from ..extractors.base import SourceDocument
 from . import bulk, html, markdown, pdf, text
 from .base import NotText, Skipped, decode_text
 
-__all__ = ["READERS", "Reader", "Skipped", "NotText", "decode_text", "reader_for", "BULK_SUFFIXES"]
+__all__ = ["READERS", "Reader", "Skipped", "NotText", "decode_text", "reader_for", "reader_overrides",
+           "BULK_SUFFIXES", "BULK_READERS"]
 
 Reader = Callable[[Path, str, bytes], Iterator[SourceDocument | Skipped]]
 
@@ -29,21 +30,38 @@ READERS: dict[str, Reader] = {
     ".pdf": pdf.read,
     ".json": bulk.read,
     ".jsonl": bulk.read,
+    ".ndjson": bulk.read,  # JSON Lines under its other common name
 }
 _BY_NAME: dict[str, Reader] = {"markdown": markdown.read, "text": text.read, "html": html.read,
-                               "pdf": pdf.read, "json": bulk.read}
-BULK_SUFFIXES = {".json", ".jsonl"}
+                               "pdf": pdf.read, "json": bulk.read, "jsonl": bulk.read_jsonl}
+BULK_SUFFIXES = {".json", ".jsonl", ".ndjson"}
+BULK_READERS = (bulk.read, bulk.read_jsonl)
+
+
+def reader_overrides(table: Mapping[str, str]) -> dict[str, str]:
+    """``[ingest.readers]`` as ``{".ext": reader name}``: a key is the extension however it is written
+    (``"NDJSON"``, ``"ndjson"``, ``".Ndjson"``); an unknown reader name is InvalidInput naming its key (checked
+    before an ingest reads anything, so a typo never leaves part of a folder ingested)."""
+    from ...errors import InvalidInput
+
+    out: dict[str, str] = {}
+    for key, name in table.items():
+        suffix = key.strip().lower()
+        suffix = suffix if suffix.startswith(".") else "." + suffix
+        if suffix == "." or name not in _BY_NAME:
+            what = "an empty extension" if suffix == "." else f"unknown reader '{name}'"
+            raise InvalidInput(f"ingest.readers: {what} for '{key}' in config.toml; map an extension such as "
+                               f"\".log\" to one of {sorted(_BY_NAME)}")
+        out[suffix] = name
+    return out
 
 
 def reader_for(path: Path, overrides: Mapping[str, str] | None = None) -> Reader | None:
-    """The reader for ``path`` by extension; ``overrides`` maps ``.ext`` to a reader name."""
+    """The reader for ``path`` by extension; ``overrides``: :func:`reader_overrides`' mapping."""
     suffix = path.suffix.lower()
     if overrides and suffix in overrides:
         name = overrides[suffix]
         if name not in _BY_NAME:
-            from ...errors import InvalidInput
-
-            raise InvalidInput(f"ingest.readers: unknown reader '{name}' for '{suffix}'; "
-                               f"choose one of {sorted(_BY_NAME)}")
+            reader_overrides({suffix: name})  # raises, naming the key
         return _BY_NAME[name]
     return READERS.get(suffix)

@@ -266,7 +266,7 @@ def read_stream(fh: BinaryIO, path: Path, file_id: str, max_chars: int = 5_000_0
     """Documents from an open .json or .jsonl file, read incrementally: memory holds one record
     (or one JSON-list window), not the file. ``jsonl=True`` forces JSONL. Bad records are
     Skipped with their line; NotText for a binary or non-UTF-8 file."""
-    if jsonl or (jsonl is None and path.suffix.lower() == ".jsonl"):
+    if jsonl or (jsonl is None and path.suffix.lower() in (".jsonl", ".ndjson")):
         yield from _jsonl(fh, path, file_id, max_chars)
         return
     seen: set[str] = set()
@@ -296,3 +296,9 @@ def read(path: Path, file_id: str, raw: bytes, max_chars: int = 5_000_000,
     """Documents from the bytes of a .json or .jsonl file (the reader interface; bulk ingest
     streams the file with :func:`read_file` instead)."""
     yield from read_stream(io.BytesIO(raw), path, file_id, max_chars, jsonl)
+
+
+def read_jsonl(path: Path, file_id: str, raw: bytes, max_chars: int = 5_000_000,
+               jsonl: bool | None = True) -> Iterator[SourceDocument | Skipped]:
+    """:func:`read` for a file of JSON Lines whatever its extension (the reader named ``jsonl``)."""
+    yield from read_stream(io.BytesIO(raw), path, file_id, max_chars, True)
