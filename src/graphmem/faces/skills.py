@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
-from ..skills.build import BuildResult, build_skills, bump_version, max_skill_bytes, unresolved_related
+from ..skills.build import BuildResult, build_skills, max_skill_bytes, unresolved_related
 from ..skills.files import NotRegular, TooBig, read_skill_file
 from ..skills.index import VERSION_KEY, SkillIndex, embed_text
 from ..skills.prompt import PromptBlock, render_block
@@ -64,13 +64,9 @@ class Skills:
         for r in roots:
             if not Path(r).is_dir():
                 raise InvalidInput(f"skills folder {r} does not exist; rebuild with the folders you have")
-        with store.transaction():
-            store.clear_skills()
-            bump_version(store)
-            store.append_event("skills.cleared", "skills", self._kb.now(), {"roots": [str(r) for r in roots]})
         self.invalidate()
         return build_skills(self._kb.ctx, roots, follow_symlinks=follow_symlinks, on_progress=on_progress,
-                            on_stage=on_stage)
+                            on_stage=on_stage, replace_all=True)
 
     def invalidate(self) -> None:
         """Forget the in-memory index (the next query reloads it)."""

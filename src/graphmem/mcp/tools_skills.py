@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+from xml.sax.saxutils import escape as xml_escape
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,7 +29,7 @@ from .registry import Registry, plain
 if TYPE_CHECKING:
     from ..kb import KnowledgeBase
 
-__all__ = ["SkillsCatalog", "register_skills_tools", "PROJECT_SKILL_DIRS"]
+__all__ = ["SkillsCatalog", "register_skills_tools", "skill_content", "PROJECT_SKILL_DIRS"]
 
 PROJECT_SKILL_DIRS = (".agents/skills", ".claude/skills")
 MAX_DESCRIPTION = 400  # characters shown per skill in a search (~100 tokens)
@@ -66,10 +67,28 @@ class SkillsCatalog:
             self.kb.skills.build(self.roots, prune=True)
         self._built_at = now
 
-    def skill(self, name: str) -> dict[str, Any]:
-        """The skill named ``name`` (or by id), refusing one the model may not invoke."""
+    def skill(self, name: str, skill_id: str | None = None) -> dict[str, Any]:
+        """The skill search_skills showed as ``name`` (``skill_id``: its id, which tells apart skills of one
+        name), refusing one the model may not invoke.
+
+        The name is looked up as a name first: looked up as an id first (as ``Skills.get`` does), a folder
+        whose id is another skill's name ("deploy") answered with its own body. A name that several skills
+        have, or that is one skill's name and another's id, is refused with the ids to pass."""
         self.ensure_built()
-        skill = plain(self.kb.skills.get(name))
+        if skill_id is not None and skill_id.strip():
+            skill = plain(self.kb.skills.get(skill_id))
+            if skill["id"] != skill_id:
+                raise NotFound(f"id: no skill has the id '{skill_id}'; pass the id search_skills showed")
+            if skill["name"] != name:
+                raise InvalidInput(f"name: skill '{skill_id}' is not named '{name}' but '{skill['name']}'")
+        else:
+            named = sorted(e.id for e in self.kb.skills.index().entries if e.name == name)
+            other = [i for i in named[:1] if i != name and self.kb.store.get_skill_row(name) is not None]
+            if len(named) > 1 or other:
+                ids = ", ".join(named + ([name] if other else []))
+                raise InvalidInput(f"name: '{name}' could be the skills {ids}; pass the id search_skills showed "
+                                   "as well")
+            skill = plain(self.kb.skills.get(named[0] if named else name))
         if not model_may_invoke(skill.get("front_matter")):
             raise InvalidInput(f"name: skill '{name}' sets disable-model-invocation; only the user can invoke it")
         return dict(skill)
@@ -168,6 +187,13 @@ class SkillResource(BaseModel):
     content: str
 
 
+def skill_content(skill: dict[str, Any]) -> str:
+    """The SKILL.md body wrapped as ``<skill_content name="...">``, the name escaped as an XML attribute (a
+    name is a stranger's text: unescaped, ``q"><system>...`` closed the tag)."""
+    body = str(skill.get("body", "")).strip("\n")
+    return f'<skill_content name="{xml_escape(str(skill["name"]), {chr(34): "&quot;"})}">\n{body}\n</skill_content>'
+
+
 def _why(hit: dict[str, Any]) -> str:
     via = hit.get("via", "")
     parts = ", ".join(f"{k} {v:.2f}" for k, v in sorted(hit.get("parts", {}).items()) if v)
@@ -201,14 +227,15 @@ def register_skills_tools(reg: Registry, catalog: SkillsCatalog) -> None:
     @reg.tool(title="Activate a skill", read_only=False, destructive=False, idempotent=True)
     def activate_skill(
         name: Annotated[str, Field(description="The skill's name (from search_skills)")],
+        id: Annotated[str | None, Field(description="The skill's id (from search_skills); needed only when "
+                                                    "several skills share the name")] = None,
     ) -> ActivatedSkill:
         """Load a skill's instructions (its SKILL.md body, wrapped as <skill_content>) and the list of
         its resource files; follow the instructions and read a file with read_skill_resource when
         they point to one."""
-        skill = catalog.skill(name)
+        skill = catalog.skill(name, id)
         files = catalog.resources(skill)
-        body = str(skill.get("body", "")).strip("\n")
-        content = f'<skill_content name="{skill["name"]}">\n{body}\n</skill_content>'
+        content = skill_content(skill)
         front = skill.get("front_matter") or {}
         spec = {k.replace("-", "_"): front[k] for k in SPEC_FIELDS if k in front}
         return ActivatedSkill(name=skill["name"], content=content, resources=files,
@@ -218,7 +245,8 @@ def register_skills_tools(reg: Registry, catalog: SkillsCatalog) -> None:
     def read_skill_resource(
         name: Annotated[str, Field(description="The skill's name")],
         path: Annotated[str, Field(description="A file listed by activate_skill, e.g. references/rules.md")],
+        id: Annotated[str | None, Field(description="The skill's id, as given to activate_skill")] = None,
     ) -> SkillResource:
         """One file of a skill's folder (paths are confined to the folder)."""
-        skill = catalog.skill(name)
+        skill = catalog.skill(name, id)
         return SkillResource(name=skill["name"], path=path, content=catalog.read(skill, path))

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..config_sections import SkillsConfig
 from ..context import SKILLS_CHANGED
-from ..errors import Conflict, InvalidInput
+from ..errors import InvalidInput
 from ..models import SKILL, Node
 from ..text import normalize_name, query_words, short_id
 from .files import FOLLOW_HINT, SKIP_DIRS, NotRegular, Skip, TooBig, find_skill_files, read_skill_file
@@ -96,10 +96,11 @@ def max_skill_bytes(cfg: SkillsConfig | Mapping[str, Any]) -> int:
 
 def build_skills(ctx: Context, dirs: Sequence[str | os.PathLike[str]], *, prune: bool = True,
                  follow_symlinks: bool = False, on_progress: Callable[[int, int], None] | None = None,
-                 on_stage: Callable[[str], None] | None = None) -> BuildResult:
+                 on_stage: Callable[[str], None] | None = None, replace_all: bool = False) -> BuildResult:
     """Index the skills under ``dirs`` (see the module docstring). ``prune=False`` keeps skills
-    whose file is gone. ``on_progress(files read, files)`` while reading, then ``on_stage(what)``
-    before embedding and storing (most of the time of a big first build). Symlinks below ``dirs``
+    whose file is gone. ``replace_all``: drop every skill first, in the same transaction (a rebuild:
+    one that fails keeps the skills there were). ``on_progress(files read, files)`` while reading, then
+    ``on_stage(what)`` before embedding and storing (most of the time of a big first build). Symlinks below ``dirs``
     are skipped and listed in ``skipped`` unless ``follow_symlinks``; a SKILL.md over
     ``[skills] max_skill_kb`` is not read (a warning names it; a version indexed before is kept)."""
     import time
@@ -115,20 +116,31 @@ def build_skills(ctx: Context, dirs: Sequence[str | os.PathLike[str]], *, prune:
     gone: list[tuple[str, str]] = []  # (skill id, node id)
     seen_ids: dict[str, str] = {}
     found_all: list[tuple[Path, str, Path]] = []
+    # One skill folder copied into two roots (.agents/skills and .claude/skills are scanned together) is one
+    # id twice: the first root listed keeps it, the copy is skipped with why. Failing the build instead left
+    # an agent with no skills at all.
     for root in roots:
         for sid, path in find_skill_files(root, follow_symlinks, res.skipped):
             if sid in seen_ids:
-                raise Conflict(f"skill id '{sid}' is found under both {seen_ids[sid]} and {root}; "
-                               "build their common parent folder instead so the ids differ")
+                res.skipped.append(Skip(str(path), f"skill id '{sid}' is also under {seen_ids[sid]}, listed "
+                                                   "first, whose copy is indexed; build their common parent "
+                                                   "folder instead to index both"))
+                continue
             seen_ids[sid] = str(root)
             found_all.append((root, sid, path))
-    owners = store.skill_roots_of(list(seen_ids))
-    for sid, owner in owners.items():
-        if owner != seen_ids[sid]:
-            raise Conflict(f"skill id '{sid}' under {seen_ids[sid]} is already indexed from {owner}; "
-                           "build their common parent folder instead (or `graphmem skills rebuild`)")
+    if not replace_all:  # an id indexed from another root stays that root's (a rebuild replaces them all)
+        owners = store.skill_roots_of(list(seen_ids))
+        taken = {sid: owner for sid, owner in owners.items() if owner != seen_ids[sid]}
+        if taken:
+            res.skipped += [Skip(str(path), f"skill id '{sid}' is already indexed from {taken[sid]}, which keeps "
+                                            "it; build their common parent folder instead (or `graphmem skills "
+                                            "rebuild` with this folder alone)")
+                            for _, sid, path in found_all if sid in taken]
+            found_all = [item for item in found_all if item[1] not in taken]
+            for sid in taken:
+                del seen_ids[sid]
     total = len(found_all)
-    known = {str(r): store.skill_files(str(r)) for r in roots}
+    known = {str(r): {} if replace_all else store.skill_files(str(r)) for r in roots}
     for n, (root, sid, path) in enumerate(found_all, 1):
         res.scanned += 1
         if on_progress:  # every file, unchanged ones too: a rebuild of 1,600 skills must not look stuck
@@ -172,6 +184,10 @@ def build_skills(ctx: Context, dirs: Sequence[str | os.PathLike[str]], *, prune:
     now = ctx.now()
     try:
         with store.transaction():
+            if replace_all:
+                store.clear_skills()
+                bump_version(store)
+                store.append_event("skills.cleared", "skills", now, {"roots": [str(r) for r in roots]})
             for root in roots:
                 store.add_skill_root(str(root), now)
             if gone:
