@@ -43,7 +43,7 @@ from ..text import content_hash, normalize_name, short_id
 from .files import FileTxn, UnsafePath, append_line, checked, exists, lstat, read_file, remove_stale_temps
 from .hosts import WikiMirror
 from .indexfiles import stage_index
-from .markdown import ParsedPage, index_text, parse_page
+from .markdown import ParsedPage, html_safe, index_text, parse_page
 from .scan import dir_state, index_temp_files, page_entries, scan
 from .slugs import shard_of
 
@@ -319,7 +319,7 @@ class WikiCore:
         head = "" if exists(self.dir, path) else (
             "# Log\n\nOne line per wiki operation, newest last (grep '^## \\[').\n\n")
         stamp = log_time(now)
-        lines = "".join(f"## [{stamp}] {' '.join(e.split())}\n" for e in entries)
+        lines = "".join(f"## [{stamp}] {html_safe(' '.join(e.split()))}\n" for e in entries)
         append_line(self.dir, path, head + lines)
 
     # -- sync ----------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from .core import Plan, WikiCore
 from .files import exists
 from .generated_write import page_write, retitle_for
 from .leftovers import own_leftover
-from .markdown import parse_page
+from .markdown import code_span, html_safe, parse_page
 from .scope import LastRound, labelled, relink_scope
 from .scope import pageless as find_pageless
 from .slugs import fallback_slug, page_path, slugify
@@ -57,13 +57,13 @@ _NUMBERED = re.compile(r"^(?P<base>.+)-\d+$")
 
 def _quote(text: str, n: int = 160) -> str:
     one = " ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]")
-    return "“" + (one if len(one) <= n else one[: n - 1] + "…") + "”"
+    return "“" + html_safe(one if len(one) <= n else one[: n - 1] + "…") + "”"
 
 
 @memo_short(65536)  # names and types repeat across a batch's pages
 def _md(text: str) -> str:
-    """A name as plain markdown text (no accidental links or emphasis)."""
-    return " ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]").replace("*", "\\*")
+    """A name as plain markdown text (no accidental links, emphasis or HTML)."""
+    return html_safe(" ".join(text.split()).replace("[[", "[ [").replace("]]", "] ]").replace("*", "\\*"))
 
 
 @dataclass
@@ -82,16 +82,16 @@ class _Ctx:
         if slug:
             return f"[[{slug}]]"
         node = self.nodes.get(node_id)
-        return f"**{_md(node.name)}**" if node else f"`{node_id}`"
+        return f"**{_md(node.name)}**" if node else code_span(node_id)
 
     def doc(self, doc_id: str) -> str:
         slug = self.slugs.get(DOC + doc_id)
-        return f"[[{slug}]]" if slug else f"`{doc_id}`"
+        return f"[[{slug}]]" if slug else code_span(doc_id)
 
     def cite(self, p: Provenance | None, own_doc: str | None = None) -> str:
         if p is None:
             return ""
-        chunk = f"chunk `{p.chunk_id}`" if p.chunk_id else ""
+        chunk = f"chunk {code_span(p.chunk_id)}" if p.chunk_id else ""
         # an item extracted without supporting text has no quote to show (an empty one printed as “”)
         quote = f" — {_quote(p.text)}" if p.text.strip() else ""
         if p.doc_id == own_doc:
@@ -101,7 +101,7 @@ class _Ctx:
     def claim(self, e: Edge, p: Provenance | None, own_doc: str | None = None, self_id: str | None = None) -> str:
         """``- [[a]] type [[b]] (confidence) — quote — citation``; the page's own entity
         (``self_id``) in bold instead of a link to itself."""
-        return (f"- {self.ent(e.source, self_id)} {e.type} {self.ent(e.target, self_id)} (confidence "
+        return (f"- {self.ent(e.source, self_id)} {html_safe(e.type)} {self.ent(e.target, self_id)} (confidence "
                 f"{e.confidence:.2f}){self.cite(p, own_doc)}")
 
 
@@ -120,15 +120,16 @@ def _opposite_lines(ctx: _Ctx, edges: Iterable[Edge], opposite: dict[str, str]) 
         seen.add(frozenset((e.id, other.id)))
         pa, pb = ctx.prov.get(e.id), ctx.prov.get(other.id)
         out.append(
-            f"- Conflict: {ctx.ent(e.source)} {e.type} {ctx.ent(e.target)} ({e.confidence:.2f}"
-            f"{', ' + ctx.doc(pa.doc_id) if pa else ''}) vs {ctx.ent(other.source)} {other.type} "
+            f"- Conflict: {ctx.ent(e.source)} {html_safe(e.type)} {ctx.ent(e.target)} ({e.confidence:.2f}"
+            f"{', ' + ctx.doc(pa.doc_id) if pa else ''}) vs {ctx.ent(other.source)} {html_safe(other.type)} "
             f"{ctx.ent(other.target)} ({other.confidence:.2f}{', ' + ctx.doc(pb.doc_id) if pb else ''})"
         )
     return out
 
 
 def _dropped_line(ctx: _Ctx, e: Edge, doc_id: str, version: int, before: int) -> str:
-    return (f"- Dropped: `{doc_id}` version {version} no longer states {ctx.ent(e.source)} {e.type} "
+    return (f"- Dropped: {code_span(doc_id)} version {version} no longer states {ctx.ent(e.source)} "
+            f"{html_safe(e.type)} "
             f"{ctx.ent(e.target)} (version {before} did)")
 
 
@@ -359,8 +360,8 @@ def _see_also_sources(store: Store, slug: str, limit: int, relinked: dict[str, s
 
 def _summary_block(ctx: _Ctx, store: Store, d: Document, claims: Sequence[tuple[Edge, Provenance]], ents: list[str],
                    dropped: list[Edge], opposite: dict[str, str]) -> tuple[str, list[str]]:
-    source = f" · source `{d.source}`" if d.source else ""
-    lines = [f"**Document:** `{d.doc_id}` · version {d.version}{source} · {d.chunk_count} chunk"
+    source = f" · source {code_span(d.source)}" if d.source else ""
+    lines = [f"**Document:** {code_span(d.doc_id)} · version {d.version}{source} · {d.chunk_count} chunk"
              f"{'s' if d.chunk_count != 1 else ''}"]
     lines += _section("Key claims", [ctx.claim(e, p, d.doc_id) for e, p in claims], "_No relations were extracted._")
     ent_lines = [f"- {ctx.ent(n)} ({_md(ctx.nodes[n].type)})" for n in ents if n in ctx.nodes]
@@ -381,13 +382,14 @@ def _entity_block(ctx: _Ctx, store: Store, node: Node, rels: list[Edge], more_re
     lines = [head]
     rel_lines = [ctx.claim(e, ctx.prov.get(e.id), self_id=node.id) for e in rels]
     if more_rels:
-        rel_lines.append(f"- … more relations: `graphmem entity show \"{node.name}\"`")
+        command = code_span('graphmem entity show "' + node.name + '"')
+        rel_lines.append(f"- … more relations: {command}")
     lines += _section("Relations", rel_lines, "_No relations yet._")
     doc_lines = []
     for doc_id, version in ds:
         doc = ctx.docs.get(doc_id)
         name = _md(doc.title) if doc else "(deleted)"
-        doc_lines.append(f"- {ctx.doc(doc_id)} — {name} (`{doc_id}` v{version})")
+        doc_lines.append(f"- {ctx.doc(doc_id)} — {name} ({code_span(doc_id)} v{version})")
     if more_docs:
         doc_lines.append("- … more documents name it")
     lines += _section("Documents", doc_lines, "_No document names it yet._")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..models import Page
 from ..text import normalize_name
 from .files import FileTxn, exists, read_bytes
+from .markdown import html_safe
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -36,11 +37,11 @@ def shard_file(wiki_dir: Path, category: str, shard: str) -> Path:
 
 
 def _label(text: str) -> str:
-    return text.replace("|", "-").replace("[", "(").replace("]", ")").replace("\n", " ").strip()
+    return html_safe(text.replace("|", "-").replace("[", "(").replace("]", ")").replace("\n", " ").strip())
 
 
 def _line(slug: str, title: str, summary: str) -> str:
-    one = " ".join(summary.split())
+    one = html_safe(" ".join(summary.split()))
     if len(one) > 200:
         one = one[:199] + "…"
     return f"- [[{slug}|{_label(title)}]]" + (f" — {one}" if one else "")

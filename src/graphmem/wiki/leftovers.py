@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import read_bytes
-from .markdown import generated_block, split_front_matter
+from .markdown import generated_block, html_safe, split_front_matter
 
 __all__ = ["OWN_KEYS", "only_generated", "own_leftover"]
 
@@ -29,7 +29,8 @@ def only_generated(front_matter: dict[str, Any], body: str, title: str) -> bool:
         return False
     span = generated_block(body)
     rest = body if span is None else body[: span[0]] + body[span[1]:]
-    return rest.strip() in ("", f"# {front_matter.get('title', title)}")
+    heading = str(front_matter.get("title", title))
+    return rest.strip() in ("", f"# {heading}", f"# {html_safe(heading)}")  # as written now, or before
 
 
 def own_leftover(wiki_dir: Path, path: Path, category: str, title: str) -> bool:

@@ -25,6 +25,7 @@ from .indexfiles import INDEX_DIR, stage_index
 from .markdown import (
     dump_front_matter,
     generated_block,
+    html_safe,
     link_forms,
     parse_links,
     replace_generated,
@@ -261,8 +262,8 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
             category = "entity" if entity is not None else str(ctx.config.wiki.stub_category)
             fm = {"title": entity.name if entity else title, "category": category, "tags": ["stub"],
                   "updated": now}
-            body = (f"# {fm['title']}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for the link "
-                    f"from [[{src}]]; write what it is about here._\n")
+            body = (f"# {html_safe(str(fm['title']))}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for "
+                    f"the link from [[{src}]]; write what it is about here._\n")
             rel = f"{category}/{slug}.md"
             plan.writes.append(PageWrite(category, slug, rel, dump_front_matter(fm) + body,
                                          subject=(ENT + entity.id) if entity is not None and not

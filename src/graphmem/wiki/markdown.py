@@ -37,6 +37,8 @@ __all__ = [
     "split_front_matter",
     "dump_front_matter",
     "generated_block",
+    "html_safe",
+    "code_span",
     "replace_generated",
     "parse_links",
     "parse_claims",
@@ -88,6 +90,26 @@ class ParsedPage:
     stated_type: str | None
     has_generated: bool
     front_matter_error: str | None = None
+
+
+def html_safe(text: str) -> str:
+    """A stranger's text (a title, a name, a quote) made inert in markdown prose: Obsidian and the web UI
+    render inline HTML, so ``<`` is written ``&lt;`` (it reads the same) and no tag, comment or style
+    can begin. Text without ``<`` is returned as it is."""
+    return text.replace("<", "&lt;") if "<" in text else text
+
+
+def code_span(text: str) -> str:
+    """``text`` (an id, a path) as one inline code span: fenced by one backtick more than the longest run
+    inside it, padded when it starts or ends with one (CommonMark), so a backtick in an id cannot end the
+    span early and let the rest be read as markdown or HTML. A plain id gives `` `id` `` as before."""
+    one = text.replace("\n", " ").replace("\r", " ")
+    if "`" not in one:
+        return f"`{one}`"
+    run = max(len(m) for m in re.findall(r"`+", one))
+    fence = "`" * (run + 1)
+    pad = " " if one.startswith("`") or one.endswith("`") else ""
+    return f"{fence}{pad}{one}{pad}{fence}"  # inside a code span nothing is HTML: no escaping
 
 
 def split_front_matter(text: str, known: dict[str, Any] | None = None

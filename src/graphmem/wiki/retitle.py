@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .markdown import html_safe
+
 __all__ = ["Retitle", "retitled"]
 
 
@@ -44,8 +46,10 @@ def retitled(fm: dict[str, Any], body: str, title: str, how: Retitle) -> str:
         new = told_apart if how.taken(title) else title  # told apart only while another page has the title
     else:
         return body
-    heading = re.match(rf"(\s*)#[ \t]+{re.escape(old)}[ \t]*(\r?\n|$)", body)
+    # the heading as graphmem writes it (``<`` as ``&lt;``), or as an older graphmem wrote it
+    heading = re.match(rf"(\s*)#[ \t]+(?:{re.escape(html_safe(old))}|{re.escape(old)})[ \t]*(\r?\n|$)", body)
     if heading is None:
         return body
     fm["title"] = new
-    return body[: heading.start()] + f"{heading.group(1)}# {new}{heading.group(2)}" + body[heading.end():]
+    return (body[: heading.start()] + f"{heading.group(1)}# {html_safe(new)}{heading.group(2)}"
+            + body[heading.end():])
