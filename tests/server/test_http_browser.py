@@ -193,7 +193,7 @@ def test_wiki_page_renders_and_a_wikilink_navigates(page: Any, server: str) -> N
     assert page.locator("#backlinks li").count() >= 1
     link = page.locator("#wiki-body a.wikilink:not(.broken)", has_text="ledger-db").first
     link.click()
-    page.wait_for_function("location.hash === '#/wiki/ledger-db'")
+    page.wait_for_url("**/#/wiki/ledger-db")  # (no wait_for_function: the CSP forbids eval)
     page.wait_for_selector("#wiki-page h2:has-text('ledger-db')")
     assert page.locator("#lint summary").inner_text().startswith("Lint:")
     shot(page, "5-wikilink")
@@ -201,7 +201,7 @@ def test_wiki_page_renders_and_a_wikilink_navigates(page: Any, server: str) -> N
 
 def test_a_new_event_appears_after_an_ingest_through_the_api(page: Any, server: str) -> None:
     page.goto(f"{server}/#/search")
-    page.wait_for_function("document.getElementById('events-state').textContent === 'live'")
+    page.locator("#events-state", has_text="live").wait_for()
     assert page.locator("#event-list li[data-target='browser-note']").count() == 0
     out = _post(f"{server}/documents", {"content": "The Browser Probe depends on the Dispatch API.",
                                         "doc_id": "browser-note", "title": "Browser note"})
@@ -235,7 +235,7 @@ def test_ui_asks_for_the_token_and_then_sends_it(page: Any, corpus: Path) -> Non
         page.fill("#token-input", "browser-secret")
         page.keyboard.press("Enter")
         page.locator("article.hit").first.wait_for()
-        page.wait_for_function("document.getElementById('events-state').textContent === 'live'")
+        page.locator("#events-state", has_text="live").wait_for()
         # the stream got the token in its header: its first event arrives (a wait, not a count: "live" can be
         # shown a moment before the first item is drawn on a loaded machine; times out if none ever comes)
         page.locator("#event-list li").first.wait_for(timeout=15_000)

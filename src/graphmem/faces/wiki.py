@@ -17,7 +17,7 @@ from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
 from ..validate import check_query, checked_inputs
-from ..wiki.backlinks import links_to, pages_about_slugs
+from ..wiki.backlinks import links_to, pages_about_slugs, resolve_link_targets
 from ..wiki.core import PageWrite, Plan, WikiCore
 from ..wiki.files import exists, log_entries, read_bytes
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
@@ -285,8 +285,10 @@ class Wiki:
         if raw is None:
             raise NotFound(f"page '{page.slug}': its file {page.path} is gone; run `graphmem wiki sync`")
         fm, body, _, _ = split_front_matter(raw.decode("utf-8", errors="replace"))
-        return PageRead(self._page_out(page), fm, body, list(self._kb.store.page_links_of(page.slug)),
-                        [LinkFrom(s, n) for s, n in links_to(self._kb.store, page.slug)[:200]])
+        links = list(self._kb.store.page_links_of(page.slug))
+        return PageRead(self._page_out(page), fm, body, links,
+                        [LinkFrom(s, n) for s, n in links_to(self._kb.store, page.slug)[:200]],
+                        resolve_link_targets(self._kb.store, {ln.target for ln in links}) if links else {})
 
     def list_pages(self, category: str | None = None, limit: int | None = None, offset: int = 0
                    ) -> list[PageInfo]:

@@ -7,14 +7,46 @@ Obsidian. These reads look for every form (:func:`link_forms`); lint resolves th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from ..models import Node
+from ..models import ENTITY, Node
+from ..text import normalize_name
 from .generate import ENT
 from .markdown import link_forms, link_target
 from .slugs import slugify
 
-__all__ = ["links_to", "pages_about_slugs"]
+__all__ = ["links_to", "pages_about_slugs", "resolve_link_targets"]
+
+
+def resolve_link_targets(store: Any, targets: Iterable[str]) -> dict[str, str]:
+    """``{stored link target: slug of the page it means}`` for the targets that mean a page: a page's own slug
+    first, then a page's title or alias (every page's are read, only when some target is no slug), then an
+    entity's other name when that entity has a page. Targets meaning no page are left out (broken links)."""
+    wanted = set(targets)
+    found = {t: t for t in store.pages_by_slug(sorted(wanted))}
+    rest = wanted - found.keys()
+    if not rest:
+        return found
+    by_form: dict[str, str] = {}
+    for page in store.list_pages():
+        for form in link_forms(page.slug, page.title, page.front_matter):
+            by_form.setdefault(form, page.slug)
+    names: dict[str, list[str]] = {}
+    for t in rest:
+        if t in by_form:
+            found[t] = by_form[t]
+        else:
+            names.setdefault(normalize_name(t), []).append(t)
+    if names:
+        nodes = store.find_nodes(ENTITY, list(names))
+        subjects = store.pages_by_subject([ENT + nid for nid in nodes.values()])
+        for norm, nid in nodes.items():
+            about = subjects.get(ENT + nid)
+            if about is not None:
+                for t in names[norm]:
+                    found[t] = about.slug
+    return found
 
 
 def links_to(store: Any, slug: str) -> list[tuple[str, int]]:

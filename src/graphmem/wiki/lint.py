@@ -17,7 +17,7 @@ from typing import Any
 from ..context import FIND_ENTITY, WIKI_FLUSH
 from ..errors import InvalidInput
 from ..models import ENTITY
-from ..text import normalize_name
+from .backlinks import resolve_link_targets
 from .core import PageWrite, Plan, WikiCore
 from .files import FileTxn, lstat, read_bytes
 from .generate import ENT
@@ -26,7 +26,6 @@ from .markdown import (
     dump_front_matter,
     generated_block,
     html_safe,
-    link_forms,
     parse_links,
     replace_generated,
     split_front_matter,
@@ -70,26 +69,10 @@ def lint(core: WikiCore) -> dict[str, Any]:
     }
     # A link by a page's title or alias ([[Dispatch API]] for dispatch-api) is no broken link, and the page it
     # names is linked: the same resolution as backlinks (wiki/markdown.py link_forms).
+    # ... or by an entity's other name ([[Dispatch]] for the page of "Dispatch API", alias "Dispatch")
     links = store.wiki_broken_links()
     unlinked = store.wiki_unlinked_pages()
-    by_form: dict[str, str] = {}
-    if links:  # every page's title and aliases (only read when some link matches no slug)
-        for page in store.list_pages():
-            for form in link_forms(page.slug, page.title, page.front_matter):
-                by_form.setdefault(form, page.slug)
-    # ... or by an entity's other name ([[Dispatch]] for the page of "Dispatch API", alias "Dispatch")
-    rest: dict[str, list[str]] = {}
-    for _, t, _ in links:
-        if t not in by_form:
-            rest.setdefault(normalize_name(t), []).append(t)
-    if rest:
-        found = store.find_nodes(ENTITY, list(rest))
-        subjects = store.pages_by_subject([ENT + nid for nid in found.values()])
-        for norm, nid in found.items():
-            about = subjects.get(ENT + nid)
-            if about is not None:
-                for t in rest[norm]:
-                    by_form.setdefault(t, about.slug)
+    by_form = resolve_link_targets(store, {t for _, t, _ in links}) if links else {}
     broken: dict[str, list[dict[str, Any]]] = {}
     reached: set[str] = set()
     for src, target, line in links:
@@ -262,8 +245,9 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
             category = "entity" if entity is not None else str(ctx.config.wiki.stub_category)
             fm = {"title": entity.name if entity else title, "category": category, "tags": ["stub"],
                   "updated": now}
-            body = (f"# {html_safe(str(fm['title']))}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for "
-                    f"the link from [[{src}]]; write what it is about here._\n")
+            heading = html_safe(str(fm["title"]))
+            body = (f"# {heading}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for the link "
+                    f"from [[{src}]]; write what it is about here._\n")
             rel = f"{category}/{slug}.md"
             plan.writes.append(PageWrite(category, slug, rel, dump_front_matter(fm) + body,
                                          subject=(ENT + entity.id) if entity is not None and not

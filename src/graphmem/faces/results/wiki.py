@@ -67,10 +67,14 @@ class PageRead(Result):
     content: str
     links: list[PageLink]
     backlinks: list[LinkFrom]
+    # each link's target (as stored: PageLink.target) -> the slug of the page it means, resolved as lint and
+    # backlinks do (slug, title, alias, an entity's other name); a broken link is not in it
+    link_slugs: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.page.to_dict(), "front_matter": self.front_matter, "content": self.content,
-                "links": [ln.to_dict() for ln in self.links], "backlinks": [b.to_dict() for b in self.backlinks]}
+                "links": [ln.to_dict() for ln in self.links], "backlinks": [b.to_dict() for b in self.backlinks],
+                "link_slugs": dict(self.link_slugs)}
 
 
 @dataclass(frozen=True, eq=False)

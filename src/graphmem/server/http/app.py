@@ -13,7 +13,8 @@ from fastapi.staticfiles import StaticFiles
 
 from .bind import check_bind
 from .errors import install_error_handlers
-from .guard import Guard
+from .guard import Guard, checked_origins
+from .headers import SecurityHeaders
 from .routes_knowledge import router as knowledge_router
 from .routes_memory import router as memory_router
 from .routes_skills_events import router as skills_events_router
@@ -63,14 +64,18 @@ def create_app(kb: KnowledgeBase, *, token: str | None = None, max_body_bytes: i
         return Response(status_code=204)
 
     app.mount("/ui", StaticFiles(directory=STATIC), name="ui")
-    if cors_origins:
+    origins = checked_origins(cors_origins)
+    if origins:
         from starlette.middleware.cors import CORSMiddleware
 
-        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["*"],
+        # the browser sends the origin in this form; Starlette compares it as written
+        app.add_middleware(CORSMiddleware, allow_origins=list(origins), allow_methods=["*"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
-    # Outermost: a foreign, unauthenticated or oversized request is answered before anything else runs; it
-    # lets a preflight from a named origin through to the CORS layer (a preflight never carries the token).
-    app.add_middleware(Guard, token=token, max_body_bytes=max_body_bytes, cors_origins=tuple(cors_origins))
+    # Outside the routes and CORS: a foreign, unauthenticated or oversized request is answered before anything
+    # else runs; it lets a preflight from a named origin through to the CORS layer (a preflight never carries
+    # the token).
+    app.add_middleware(Guard, token=token, max_body_bytes=max_body_bytes, cors_origins=origins)
+    app.add_middleware(SecurityHeaders)  # around everything: the guard's own refusals carry the headers too
     return app
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from .bind import is_loopback
 
-__all__ = ["Guard", "OPEN_PATHS", "OPEN_PREFIXES"]
+__all__ = ["Guard", "OPEN_PATHS", "OPEN_PREFIXES", "checked_origins"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -136,6 +136,20 @@ class Guard:
 
 def _normal_origin(origin: str) -> str:
     return origin.strip().rstrip("/").lower()
+
+
+def checked_origins(origins: Iterable[str]) -> tuple[str, ...]:
+    """``--cors-origin`` values as a browser sends them in ``Origin`` (lower case, no trailing slash): a value
+    written ``http://App.example:3000/`` matched in the guard but not in Starlette's CORS layer, which answered
+    its preflight 400. ``*`` is refused: name each site (any page on the web could call the server)."""
+    out: list[str] = []
+    for raw in origins:
+        origin = _normal_origin(raw)
+        if origin == "*" or "://" not in origin or "/" in origin.split("://", 1)[1]:
+            raise ValueError(f"--cors-origin {raw!r}: give a site as scheme://host[:port], e.g. "
+                             "http://localhost:3000 (not '*' and no path): each origin is named")
+        out.append(origin)
+    return tuple(dict.fromkeys(out))
 
 
 def _is_loopback_host(host: str | None) -> bool:

@@ -112,7 +112,7 @@ function hitCard(hit) {
     h("div", { class: "parts", "aria-label": "score parts" }, parts),
     hit.text ? h("div", { class: "hit-text" }, hit.text) : null,
     (hit.citations || []).length ? h("ol", { class: "citations" },
-      hit.citations.map(c => h("li", {}, citationLink(c), " ", h("span", { class: "muted" }, `“${c.text.slice(0, 140)}${c.text.length > 140 ? "…" : ""}”`)))) : null,
+      hit.citations.map(c => h("li", {}, citationLink(c), " ", h("span", { class: "muted" }, `“${Array.from(c.text).slice(0, 140).join("")}${Array.from(c.text).length > 140 ? "…" : ""}”`)))) : null,
     (hit.path || []).length > 1 ? h("div", { class: "muted" }, "path: " + hit.path.join(" → ")) : null);
 }
 
@@ -144,12 +144,13 @@ async function passageView(chunkId, params) {
   setActive("search");
   const chunk = await api("GET", `/chunks/${encPath(chunkId)}`);
   const start = Number(params.get("start")), end = Number(params.get("end"));
-  const text = chunk.text;
-  // Citation spans are offsets into the document; the chunk starts at chunk.start.
+  // Citation spans are offsets into the document in code points (Python's str), the chunk starting at
+  // chunk.start; JavaScript strings index UTF-16 units, so an emoji before the quote shifted the mark.
+  const chars = Array.from(chunk.text);
   let a = start - chunk.start, b = end - chunk.start;
-  if (!(Number.isFinite(a) && Number.isFinite(b) && a >= 0 && b <= text.length && a < b)) { a = 0; b = 0; }
-  const passage = h("div", { class: "passage", id: "passage" },
-    text.slice(0, a), b > a ? h("mark", { id: "quoted" }, text.slice(a, b)) : "", text.slice(b));
+  if (!(Number.isFinite(a) && Number.isFinite(b) && a >= 0 && b <= chars.length && a < b)) { a = 0; b = 0; }
+  const passage = h("div", { class: "passage", id: "passage" }, chars.slice(0, a).join(""),
+    b > a ? h("mark", { id: "quoted" }, chars.slice(a, b).join("")) : "", chars.slice(b).join(""));
   put(view, 
     h("h1", {}, "Passage"),
     h("p", { class: "muted" }, `${chunk.doc_id} · version ${chunk.version} · chunk ${chunk.ordinal} · characters ${chunk.start}–${chunk.end}`),
@@ -205,21 +206,38 @@ async function entityView(name) {
 
 // -- wiki ------------------------------------------------------------------------------------------------
 
-function renderMarkdown(md, knownSlugs) {
-  // [[target]] / [[target|label]] become links into this view; unknown targets are marked broken.
+// A link's target as the server stores it (wiki/markdown.py link_target): last path part, no .md, lower case.
+function linkTarget(raw) {
+  let t = String(raw).trim().replace(/\\/g, "/").split("/").pop().trim();
+  if (t.toLowerCase().endsWith(".md")) t = t.slice(0, -3);
+  return t.toLowerCase();
+}
+
+// What page markdown may hold once rendered: no styles, forms or frames (a page's text can come from any
+// ingested file), no ids or names (an injected id="error" would take over the app's own elements).
+const PURIFY = {
+  ADD_ATTR: ["class"], ALLOW_DATA_ATTR: false,
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "option", "iframe", "frame", "object",
+                "embed", "link", "meta", "base", "svg", "math", "dialog"],
+  FORBID_ATTR: ["style", "id", "name", "form", "formaction", "srcset"],
+};
+
+function renderMarkdown(md, linkSlugs) {
+  // [[target]] / [[target|label]] become links into this view, to the page the server resolved the link to
+  // (by slug, title or alias, as lint and backlinks do); a link it could not resolve is marked broken.
   const withLinks = md.replace(/<!-- graphmem:(begin|end) generated -->/g, "").replace(/\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]+))?\]\]/g,
     (_, target, label) => {
-      const slug = slugify(target.split("/").pop());
-      const cls = knownSlugs.has(slug) ? "wikilink" : "wikilink broken";
-      return `<a class="${cls}" href="#/wiki/${enc(slug)}">${(label || target).replace(/[<>&"]/g, "")}</a>`;
+      const slug = linkSlugs[linkTarget(target)];
+      const cls = slug ? "wikilink" : "wikilink broken";
+      const href = `#/wiki/${enc(slug || slugify(linkTarget(target)))}`;
+      return `<a class="${cls}" href="${href}">${(label || target).replace(/[<>&"]/g, "")}</a>`;
     });
-  return DOMPurify.sanitize(marked.parse(withLinks), { ADD_ATTR: ["class"] });
+  return DOMPurify.sanitize(marked.parse(withLinks), PURIFY);
 }
 
 async function wikiView(slug) {
   setActive("wiki");
   const [pages, lint] = await Promise.all([api("GET", "/wiki/pages?limit=2000"), api("GET", "/wiki/lint")]);
-  const known = new Set(pages.map(p => p.slug));
   const byCat = {};
   for (const p of pages) (byCat[p.category] = byCat[p.category] || []).push(p);
   const input = h("input", { type: "search", id: "wiki-search", placeholder: "Search the wiki", "aria-label": "Search the wiki", "data-main": true });
@@ -245,7 +263,7 @@ async function wikiView(slug) {
   if (!slug) { main.append(h("p", { class: "muted" }, `${pages.length} pages; choose one.`)); return; }
   const page = await api("GET", `/wiki/pages/${encPath(slug)}`);
   const body = h("div", { class: "markdown", id: "wiki-body" });
-  body.innerHTML = renderMarkdown(page.content, known);
+  body.innerHTML = renderMarkdown(page.content, page.link_slugs || {});
   put(main, 
     h("h2", {}, page.title, " ", h("span", { class: "tag" }, page.category)),
     page.summary ? h("p", { class: "muted" }, page.summary) : null,
@@ -380,8 +398,13 @@ async function route() {
   const [path, query] = raw.split("?");
   const params = new URLSearchParams(query || "");
   const [name, ...rest] = path.split("/");
-  const arg = rest.map(decodeURIComponent).join("/");
   try {
+    let arg;
+    try {
+      arg = rest.map(decodeURIComponent).join("/");
+    } catch (err) {  // a hand-edited address with a broken %-escape
+      throw new Error(`this address is not valid (${err.message}); go back or choose a view above`);
+    }
     if (name === "passage") await passageView(arg, params);
     else if (name === "entity") await entityView(arg);
     else if (name === "wiki") await wikiView(arg);

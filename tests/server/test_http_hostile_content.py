@@ -1,0 +1,73 @@
+"""What a stranger's files can do to the HTTP server and its UI (found by a probe; each failed on the old code).
+
+- Every response carries a Content-Security-Policy (scripts from this server only, no images or connections
+  to other hosts, forms only here, no framing), X-Content-Type-Options and X-Frame-Options.
+- ``--cors-origin http://App.example:3000/`` matched in the guard but not in Starlette's CORS layer (its
+  preflight got a plain-text 400); origins are now kept as a browser sends them. ``*`` is refused.
+- A page read returns ``link_slugs``: the page each link means, resolved as lint and backlinks do, so the UI
+  no longer guesses slugs in JavaScript (``[[大阪 Office]]`` opened the Tokyo office's page).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from http_helpers import client_fixture, make_client  # noqa: F401  (a fixture, by name)
+
+from graphmem.server.http import create_app
+from graphmem.server.http.headers import CONTENT_SECURITY_POLICY
+
+
+def test_every_response_carries_the_security_headers(client) -> None:
+    for path in ("/", "/docs", "/ui/app.js", "/health", "/stats", "/nowhere"):
+        resp = client.get(path)
+        assert resp.headers["content-security-policy"] == CONTENT_SECURITY_POLICY, path
+        assert resp.headers["x-content-type-options"] == "nosniff"
+        assert resp.headers["x-frame-options"] == "DENY"
+    refused = client.get("/stats", headers={"Origin": "http://evil.example"})  # the guard's own answer
+    assert refused.status_code == 403 and "frame-ancestors 'none'" in refused.headers["content-security-policy"]
+    assert "script-src 'self';" in CONTENT_SECURITY_POLICY and "img-src 'self' data:;" in CONTENT_SECURITY_POLICY
+
+
+def test_the_docs_page_has_no_inline_script(client) -> None:
+    html = client.get("/docs").text
+    assert '<script src="/ui/docs.js"></script>' in html and "<script>" not in html and "<style>" not in html
+    assert "openapi.json" in client.get("/ui/docs.js").text
+
+
+def test_a_cors_origin_written_with_capitals_and_a_slash_works(tmp_path: Path) -> None:
+    client, kb = make_client(tmp_path / "kb", cors_origins=["http://App.example:3000/"])
+    try:
+        pre = client.options("/stats", headers={"Origin": "http://app.example:3000",
+                                                "Access-Control-Request-Method": "GET"})
+        assert pre.status_code == 200, pre.text
+        assert pre.headers["access-control-allow-origin"] == "http://app.example:3000"
+        got = client.get("/stats", headers={"Origin": "http://app.example:3000"})
+        assert got.status_code == 200 and got.headers["access-control-allow-origin"] == "http://app.example:3000"
+    finally:
+        kb.close()
+
+
+@pytest.mark.parametrize("origin", ["*", "app.example", "http://app.example/path"])
+def test_a_cors_origin_that_is_no_site_is_refused(tmp_path: Path, origin: str) -> None:
+    import graphmem
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        with pytest.raises(ValueError, match="scheme://host"):
+            create_app(kb, cors_origins=[origin])
+
+
+def test_a_page_read_says_which_page_each_link_means(client) -> None:
+    for title, body in [("東京 Office", "Tokyo."), ("大阪 Office", "Osaka."), ("Москва", "Moscow."),
+                        ("Straße", "Street.")]:
+        made = client.post("/wiki/pages", json={"category": "notes", "title": title, "content": body})
+        assert made.status_code == 200, made.text
+    hub = client.post("/wiki/pages", json={"category": "notes", "title": "Offices", "content":
+                                           "[[大阪 Office]], [[東京 Office]], [[Москва]], [[Straße]], [[nowhere]]"})
+    assert hub.status_code == 200, hub.text
+    pages = {p["title"]: p["slug"] for p in client.get("/wiki/pages").json()}
+    got = client.get(f"/wiki/pages/{pages['Offices']}").json()
+    assert got["link_slugs"] == {"大阪 office": pages["大阪 Office"], "東京 office": pages["東京 Office"],
+                                 "москва": pages["Москва"], "straße": pages["Straße"]}
+    assert pages["大阪 Office"] != pages["東京 Office"]
