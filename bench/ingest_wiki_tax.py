@@ -219,7 +219,7 @@ def _floor(where: Path, snaps: list[tuple[dict[str, bytes], dict[str, list[Any]]
     home = where / "kb"
     graphmem.open(home, config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}).close()
     conn = sqlite3.connect(home / "graph.db", isolation_level=None)
-    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON", "temp_store = MEMORY",
+    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON",
                    "cache_size = -65536", "mmap_size = 67108864"):
         conn.execute(f"PRAGMA {pragma}")
     c = time.process_time()

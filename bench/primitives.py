@@ -265,7 +265,7 @@ def raw_insert(home: Path, tables: list[tuple[str, list[str], list[tuple[Any, ..
     the insert runs on a plain connection with graphmem's pragmas, one transaction)."""
     graphmem.open(home, config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}).close()
     conn = sqlite3.connect(home / "graph.db", isolation_level=None)
-    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON", "temp_store = MEMORY",
+    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON",
                    "cache_size = -65536", "mmap_size = 67108864"):
         conn.execute(f"PRAGMA {pragma}")
 

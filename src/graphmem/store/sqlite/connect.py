@@ -66,7 +66,10 @@ class ConnectionMixin:
                 raise BackendError(f"{self.path}: could not switch to WAL journal mode (got {mode})")
             c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
-        c.execute("PRAGMA temp_store = MEMORY")
+        # temp_store stays SQLite's default (temporary files, cached by the OS until they grow): with
+        # temp_store = MEMORY the savepoint journal of the wiki's page writes inside an ingest stayed in
+        # memory, where SQLite walks it as a list: re-ingesting 2,000 changed notes took 6.6x a first ingest
+        # of them per document (bench/reingest.py; 1.1x without it).
         # Index pages of a growing knowledge base (mentions, provenance, names) are touched at
         # random by every ingest: a 64 MB page cache and memory-mapped reads keep that cost flat
         # instead of re-reading them through the OS at every transaction. The map is capped at
