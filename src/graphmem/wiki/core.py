@@ -240,7 +240,7 @@ class WikiCore:
 
                 # Deletes first: a page written here may take over a deleted one's subject.
                 for p in plan.deletes:
-                    ftx.delete(self.abspath(p.path))
+                    ftx.delete(self.abspath(p.path), keep_edits=True)
                     store.delete_page_row(p.slug)
                     shards.setdefault((p.category, p.shard), {})[p.slug] = None
                     store.append_event("wiki.delete", p.slug, now, {"category": p.category, "path": p.path,
@@ -251,14 +251,15 @@ class WikiCore:
                         assert w.stat is not None
                         size, mtime = w.stat
                     else:
-                        st = ftx.write(path, w.text.encode("utf-8"), old=w.old) or lstat(self.dir, path)
+                        st = (ftx.write(path, w.text.encode("utf-8"), old=w.old, keep_edits=True)
+                              or lstat(self.dir, path))
                         if st is None:
                             raise BackendError(f"{path} vanished while it was being written; retry")
                         size, mtime = st.st_size, st.st_mtime_ns
                     page, links, claims, sources = self.build_row(w, size, mtime, now)
                     old_row = w.existing
                     if old_row is not None and old_row.path != page.path:
-                        ftx.delete(self.abspath(old_row.path))
+                        ftx.delete(self.abspath(old_row.path), keep_edits=True)
                     if old_row is not None and old_row.slug != page.slug:  # renamed: the old row goes first
                         save_now()
                         store.delete_page_row(old_row.slug)  # (it holds the page node that save_pages re-adds)
@@ -302,6 +303,11 @@ class WikiCore:
 
     def _committed(self, ftx: FileTxn, log: Sequence[str], now: str, plan: Plan | None = None) -> None:
         self._drop(ftx, undo=False)
+        for path in ftx.kept:
+            rel = path.relative_to(self.dir).as_posix()
+            self.ctx.warn(f"wiki page {rel} changed on disk while graphmem was rewriting it: the version saved "
+                          "there is kept (graphmem's change to it is not applied); the next sync indexes it and "
+                          "the next change to its subject regenerates its generated block around it")
         if self.mirror is not None and plan is not None:
             self.mirror.note(plan.saved, plan.deletes)
         if log:

@@ -193,6 +193,7 @@ class _Change:
     old: bytes | None  # previous bytes (None: the file did not exist)
     done: bool = False
     pending: bool = False  # another FileTxn of the same store transaction changes it first
+    keep_edits: bool = False  # a page: left alone at commit if a person changed it since it was read
 
 
 class FileTxn:
@@ -207,30 +208,33 @@ class FileTxn:
         self._changes: dict[Path, _Change] = {}
         self._seq = 0
         self.committed = False
+        self.kept: list[Path] = []  # pages a person changed meanwhile, left as they saved them (see commit)
 
     def __len__(self) -> int:
         return len(self._changes)
 
-    def write(self, path: Path, data: bytes, old: bytes | None | bool = False) -> os.stat_result | None:
+    def write(self, path: Path, data: bytes, old: bytes | None | bool = False,
+              keep_edits: bool = False) -> os.stat_result | None:
         """Stage ``data`` for ``path`` and return the temp file's stat (a rename keeps the
         size and mtime, so this is the final file's stat). ``old``: the current bytes when
         the caller has them (else they are read here, for undo). A file that already holds
-        exactly ``data`` is left alone (returns None)."""
+        exactly ``data`` is left alone (returns None). ``keep_edits``: see :meth:`commit`."""
         if old is False:
             old = read_bytes(self.root, path)
         if old == data and path not in self._changes and not self._pending(path):
             return None
         self._seq += 1
         temp, st = _write_temp(self.root, path, data, str(self._seq))
-        self._stage(path, temp, lambda: old if isinstance(old, bytes) else None)
+        self._stage(path, temp, lambda: old if isinstance(old, bytes) else None, keep_edits)
         return st
 
-    def delete(self, path: Path) -> None:
+    def delete(self, path: Path, keep_edits: bool = False) -> None:
         """Stage the removal of ``path`` (nothing happens if it does not exist)."""
         checked(self.root, path)
-        self._stage(path, None, lambda: read_bytes(self.root, path))
+        self._stage(path, None, lambda: read_bytes(self.root, path), keep_edits)
 
-    def _stage(self, path: Path, temp: Path | None, original: Callable[[], bytes | None]) -> None:
+    def _stage(self, path: Path, temp: Path | None, original: Callable[[], bytes | None],
+               keep_edits: bool = False) -> None:
         """Record ``temp`` (None: removal) as what ``path`` becomes; the first change of a path
         keeps its original bytes for undo, a later one replaces the earlier temp file."""
         prev = self._changes.get(path)
@@ -238,17 +242,39 @@ class FileTxn:
             if prev.temp is not None:
                 _unlink(prev.temp)
             prev.temp = temp
+            prev.keep_edits = prev.keep_edits or keep_edits
         else:
-            self._changes[path] = _Change(path, temp, original(), pending=self._pending(path))
+            self._changes[path] = _Change(path, temp, original(), pending=self._pending(path),
+                                          keep_edits=keep_edits)
+
+    def _edited_since(self, ch: _Change) -> bool:
+        """Whether a person changed the page of ``ch`` since its bytes were read (an editor's save during an
+        ingest): a rename then would throw away what they saved. A page another FileTxn of the transaction
+        changes first is graphmem's own change, not an edit."""
+        if not ch.keep_edits or ch.pending:
+            return False
+        try:
+            return read_bytes(self.root, ch.path) != ch.old
+        except (OSError, BackendError):
+            return False  # the rename that follows reports what is wrong
 
     def commit(self) -> None:
         """Rename every staged file into place (deletions last); on a failure put back what
         was already changed and raise BackendError. Each target is checked again just before
-        (a rename replaces a link at the target itself, but a linked folder would redirect it)."""
+        (a rename replaces a link at the target itself, but a linked folder would redirect it).
+        A change staged with ``keep_edits`` whose file a person saved since it was read is skipped and
+        listed in ``kept``: their version stays, and the next sync indexes it."""
         order = sorted(self._changes.values(), key=lambda c: c.temp is None)
         try:
             for ch in order:
                 checked(self.root, ch.path)
+                if self._edited_since(ch):
+                    if ch.temp is not None:
+                        _unlink(ch.temp)
+                        ch.temp = None
+                    ch.old = None  # nothing of this path is graphmem's to put back
+                    self.kept.append(ch.path)
+                    continue
                 if ch.temp is not None:
                     os.replace(ch.temp, ch.path)
                 elif ch.old is not None or ch.pending:
