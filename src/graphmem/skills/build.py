@@ -164,6 +164,10 @@ def build_skills(ctx: Context, dirs: Sequence[str | os.PathLike[str]], *, prune:
         except OSError as exc:
             res.warnings.append(f"{path}: cannot read ({exc.strerror}); skipped")
             continue
+        if b"\x00" in raw[:8192]:  # an executable or an image named SKILL.md: no instructions for an agent
+            kept = "; the version indexed before is kept" if old is not None else ""
+            res.skipped.append(Skip(str(path), f"binary file (NUL bytes), not SKILL.md text; skipped{kept}"))
+            continue
         doc = parse_skill(sid, raw, path.parent.name, collection_of(sid) or root.name)
         if old is not None and old["sha256"] == doc.sha256:
             stat_only.append((sid, st.st_size, st.st_mtime_ns))

@@ -12,6 +12,7 @@ Descriptions only: bodies stay out of prompts (``graphmem skills show ID`` loads
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -46,8 +47,13 @@ class PromptBlock:
         return {"format": self.format, "skills": self.skills, "tokens": self.tokens, "text": self.text}
 
 
+# C0 controls and DEL: a terminal escape or a bell in a skill's text has no place in a prompt, and the hermes
+# block would not be XML 1.0 with them
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _one_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    text = " ".join(_CONTROL.sub("", text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
