@@ -56,3 +56,12 @@ def test_plain_values_are_written_as_before() -> None:
     assert code_span("docs/note.md:v1:c0") == "`docs/note.md:v1:c0`"
     assert code_span("a`b") == "``a`b``"
     assert code_span("`a") == "`` `a ``"
+
+
+def test_a_title_holding_a_wikilink_gives_no_live_link_in_its_heading(tmp_path: Path) -> None:
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        kb.ingest_with_content("notes", "Notes on [[Secret]]", "upload", "The Dispatch API calls Ledger DB.\n")
+        [path] = (tmp_path / "kb" / "wiki" / "summary").glob("*.md")
+        text = path.read_text(encoding="utf-8")
+        assert "# Notes on [ [Secret] ]\n" in text
+        assert kb.wiki.lint_wiki()["broken_wikilinks"] == {}

@@ -135,3 +135,19 @@ def test_parse_page_flags_stubs_contradictions_and_types() -> None:
     assert not parse_page("# x\n", "topic").stub  # only entity pages can be stubs
     typed = parse_page("---\ntype: Bug\n---\nbody\n", "topic")
     assert typed.stated_type == "bug"
+
+
+def test_a_page_saved_with_a_byte_order_mark_keeps_its_front_matter(tmp_path):
+    """Windows editors save UTF-8 with a BOM: such a page was synced with no front matter, its heading as
+    title and the summary '\\ufeff---' (ingest read the same file right)."""
+    import graphmem
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        folder = tmp_path / "kb" / "wiki" / "notes"
+        folder.mkdir(parents=True)
+        (folder / "runbook.md").write_bytes("\ufeff---\r\ntitle: Runbook\r\ntags: [ops]\r\n---\r\n# Heading\r\n\r\n"
+                                            "Restart the Dispatch API first.\r\n".encode("utf-8"))
+        kb.wiki.sync()
+        page = kb.wiki.read_page_by_slug("runbook")
+        assert page["title"] == "Runbook" and page["front_matter"]["tags"] == ["ops"]
+        assert "\ufeff" not in page["summary"] and "Restart" in page["summary"]

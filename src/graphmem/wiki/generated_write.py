@@ -9,7 +9,7 @@ from ..models import Document, Page
 from ..text import content_hash, normalize_name
 from .core import PageWrite, WikiCore
 from .files import read_bytes
-from .markdown import dump_front_matter, html_safe, replace_generated, split_front_matter
+from .markdown import dump_front_matter, heading_text, replace_generated, split_front_matter
 from .retitle import Retitle, retitled
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def page_write(core: WikiCore, page: Page | None, category: str, slug: str, titl
                                                          "subject": subject})
     new_fm: dict[str, Any] = {"title": title, **({"aliases": aliases} if aliases else {}), "category": category,
                               "tags": tags, "source_documents": sources, "updated": now}
-    body = f"# {html_safe(title)}\n\n" + replace_generated("", block)
+    body = f"# {heading_text(title)}\n\n" + replace_generated("", block)
     return PageWrite(category, slug, rel, dump_front_matter(new_fm) + body, subject=subject,
                      old=None if renamed else old, existing=page,
                      op="ingest", front_matter=new_fm,

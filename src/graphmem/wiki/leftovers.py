@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import read_bytes
-from .markdown import generated_block, html_safe, split_front_matter
+from .markdown import generated_block, heading_text, html_safe, split_front_matter
 
 __all__ = ["OWN_KEYS", "only_generated", "own_leftover"]
 
@@ -30,7 +30,8 @@ def only_generated(front_matter: dict[str, Any], body: str, title: str) -> bool:
     span = generated_block(body)
     rest = body if span is None else body[: span[0]] + body[span[1]:]
     heading = str(front_matter.get("title", title))
-    return rest.strip() in ("", f"# {heading}", f"# {html_safe(heading)}")  # as written now, or before
+    # the heading as graphmem writes it now, or as it did before
+    return rest.strip() in ("", f"# {heading}", f"# {html_safe(heading)}", f"# {heading_text(heading)}")
 
 
 def own_leftover(wiki_dir: Path, path: Path, category: str, title: str) -> bool:

@@ -25,7 +25,7 @@ from .indexfiles import INDEX_DIR, stage_index
 from .markdown import (
     dump_front_matter,
     generated_block,
-    html_safe,
+    heading_text,
     parse_links,
     replace_generated,
     split_front_matter,
@@ -245,7 +245,7 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
             category = "entity" if entity is not None else str(ctx.config.wiki.stub_category)
             fm = {"title": entity.name if entity else title, "category": category, "tags": ["stub"],
                   "updated": now}
-            heading = html_safe(str(fm["title"]))
+            heading = heading_text(str(fm["title"]))
             body = (f"# {heading}\n\n_Stub created by `graphmem wiki lint --fix --create-stubs` for the link "
                     f"from [[{src}]]; write what it is about here._\n")
             rel = f"{category}/{slug}.md"

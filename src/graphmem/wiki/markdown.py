@@ -38,6 +38,7 @@ __all__ = [
     "dump_front_matter",
     "generated_block",
     "html_safe",
+    "heading_text",
     "code_span",
     "replace_generated",
     "parse_links",
@@ -99,6 +100,12 @@ def html_safe(text: str) -> str:
     return text.replace("<", "&lt;") if "<" in text else text
 
 
+def heading_text(title: str) -> str:
+    """A title as the ``# heading`` of the page graphmem writes for it: :func:`html_safe`, and ``[[``/``]]``
+    broken apart so that a document titled "Notes on [[Secret]]" does not put a live (broken) link there."""
+    return html_safe(title).replace("[[", "[ [").replace("]]", "] ]")
+
+
 def code_span(text: str) -> str:
     """``text`` (an id, a path) as one inline code span: fenced by one backtick more than the longest run
     inside it, padded when it starts or ends with one (CommonMark), so a backtick in an id cannot end the
@@ -117,8 +124,11 @@ def split_front_matter(text: str, known: dict[str, Any] | None = None
     """``(front matter, body, body's first line number, YAML error or None)``. A front matter
     :func:`~graphmem.frontmatter.load_front_matter` refuses gives ``{}`` and the reason.
 
-    ``known``: the front matter the text was just written with (its YAML is not re-parsed).
+    ``known``: the front matter the text was just written with (its YAML is not re-parsed). A byte-order
+    mark before it (Windows editors write one) is not part of the page: the front matter was lost to it.
     """
+    if text.startswith("\ufeff"):
+        text = text[1:]
     if not (text.startswith("---\n") or text.startswith("---\r\n")):
         return {}, text, 1, None
     lines = text.splitlines(keepends=True)

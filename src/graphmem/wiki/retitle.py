@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .markdown import html_safe
+from .markdown import heading_text, html_safe
 
 __all__ = ["Retitle", "retitled"]
 
@@ -46,10 +46,11 @@ def retitled(fm: dict[str, Any], body: str, title: str, how: Retitle) -> str:
         new = told_apart if how.taken(title) else title  # told apart only while another page has the title
     else:
         return body
-    # the heading as graphmem writes it (``<`` as ``&lt;``), or as an older graphmem wrote it
-    heading = re.match(rf"(\s*)#[ \t]+(?:{re.escape(html_safe(old))}|{re.escape(old)})[ \t]*(\r?\n|$)", body)
+    # the heading as graphmem writes it (markdown.heading_text), or as an older graphmem wrote it
+    forms = "|".join(re.escape(f) for f in dict.fromkeys((heading_text(old), html_safe(old), old)))
+    heading = re.match(rf"(\s*)#[ \t]+(?:{forms})[ \t]*(\r?\n|$)", body)
     if heading is None:
         return body
     fm["title"] = new
-    return (body[: heading.start()] + f"{heading.group(1)}# {html_safe(new)}{heading.group(2)}"
+    return (body[: heading.start()] + f"{heading.group(1)}# {heading_text(new)}{heading.group(2)}"
             + body[heading.end():])
