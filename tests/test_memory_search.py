@@ -186,3 +186,19 @@ def test_scoped_full_text_index_is_filled_from_memories_stored_before_it(tmp_pat
         kb.memory.delete(a)
         assert kb.memory.search("canoe", user_id="u1")["results"] == []
         assert len(kb.memory.search("kayak", user_id="u2")["results"]) == 1
+
+
+@pytest.mark.parametrize("use_graph", [True, False])
+def test_a_limit_above_the_candidate_pool_gets_that_many(kb: graphmem.KnowledgeBase, use_graph: bool) -> None:
+    """limit=100 answered 50 hits with the graph (max_candidates) and 15 without (the seeds), although 120
+    memories matched: mem0 users (and the ContextKit layer, limit 100 by default) ask for more than 10."""
+    for i in range(120):
+        kb.memory.add(f"apple note number {i} about orchard {i % 7}", user_id="u1", run_id=f"r{i // 10}")
+    for limit in (10, 100):
+        got = kb.memory.search("apple", user_id="u1", limit=limit, use_context_graph=use_graph)["results"]
+        assert len(got) == limit and len({r["id"] for r in got}) == limit
+        assert [r["score"] for r in got] == sorted((r["score"] for r in got), reverse=True)
+    # the pool's own ranking is the one a small limit shows: the first ten of a hundred are those ten
+    ten = [r["id"] for r in kb.memory.search("apple", user_id="u1", limit=10, use_context_graph=use_graph)["results"]]
+    hundred = kb.memory.search("apple", user_id="u1", limit=100, use_context_graph=use_graph)["results"]
+    assert [r["id"] for r in hundred[:10]] == ten

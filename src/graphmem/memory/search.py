@@ -173,7 +173,40 @@ def rank_memories(ctx: Context, query: str, qvec: np.ndarray | None, filters: Ma
             graph, parent = _bfs(seeds, lookup, int(rc.expansion_depth), cap)
     if not graph:
         return Ranked([], {}, {})
-    return _rerank(ctx, query, qvec, list(graph), seeds, graph if use_graph else {}, lexical_all, parent, limit, rc)
+    ranked = _rerank(ctx, query, qvec, list(graph), seeds, graph if use_graph else {}, lexical_all, parent, limit, rc)
+    if len(ranked.ids) < limit:
+        ranked = _beyond_the_pool(ctx, query, qvec, filters, include_archived, scope, ranked, set(graph),
+                                  lexical_all, limit, rc)
+    return ranked
+
+
+def _beyond_the_pool(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any],
+                     include_archived: bool, scope: ScopeIds, ranked: Ranked, pool: set[str],
+                     lexical_all: Sequence[tuple[str, float]], limit: int, rc: MemoryConfig) -> Ranked:
+    """``ranked`` followed by further matches when the candidate pool (seeds and their graph) holds fewer than
+    ``limit``: limit=100 answered 50 hits with the graph (max_candidates) and ~15 without although hundreds
+    matched. The next full-text and dense matches outside the pool are ranked by the same score among
+    themselves and come after the pool, their scores shifted below its last one (so the list stays sorted).
+    Larger pools for every search were measured and dropped: seeds beyond ``seed_top_k`` lowered LoCoMo's
+    R@5 (bench/locomo.py); this changes nothing a pool can fill."""
+    want = limit - len(ranked.ids)
+    depth = len(pool) + want
+    lexical: Sequence[tuple[str, float]] = lexical_all
+    if len(lexical) >= LEXICAL_DEPTH and depth > len(lexical):
+        lexical = ctx.store.search_memories_fts(query, filters, include_archived, depth)
+    dense = dense_top(ctx, qvec, filters, include_archived, depth, scope_ids=scope)
+    extra = [i for i in dict.fromkeys([i for i, _ in lexical] + [i for i, _ in dense]) if i not in pool]
+    if not extra:
+        return ranked
+    more = _rerank(ctx, query, qvec, extra, {}, {}, lexical, {}, want, rc)
+    if not more.ids:
+        return ranked
+    floor = min((ranked.score[i] for i in ranked.ids), default=None)
+    top = max(more.score[i] for i in more.ids)
+    shift = top - floor + 1e-6 if floor is not None and top >= floor else 0.0  # keeps their order and gaps
+    score = {**ranked.score, **{i: more.score[i] - shift for i in more.ids}}
+    return Ranked(ranked.ids + more.ids, score, {**ranked.parts, **more.parts}, ranked.parent,
+                  {**ranked.rows, **more.rows})
 
 
 def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
