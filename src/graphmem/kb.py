@@ -304,13 +304,27 @@ class KnowledgeBase:
 
 
 _TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def read_only_from_env() -> bool:
+    """``$GRAPHMEM_READ_ONLY`` as a switch. A value that is neither on nor off is InvalidInput: "2" or a typo
+    used to mean writable without a word, the opposite of what whoever set it wanted."""
+    raw = os.environ.get("GRAPHMEM_READ_ONLY", "")
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise InvalidInput(f"GRAPHMEM_READ_ONLY={raw!r} is neither on nor off: set it to 1 (or true, yes, on) to open "
+                       "knowledge bases read-only, or to 0 or nothing")
 
 
 def _read_only_reason(path: Path, read_only: bool | None, url: str) -> str | None:
     """Why the knowledge base at ``path`` opens read-only (None: it opens read-write)."""
     if read_only:
         return "opened with read_only=True"
-    if read_only is None and os.environ.get("GRAPHMEM_READ_ONLY", "").strip().lower() in _TRUE:
+    if read_only is None and read_only_from_env():
         return "GRAPHMEM_READ_ONLY is set"
     if url:  # the store is on a server: its own permissions decide
         return None

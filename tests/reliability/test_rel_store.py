@@ -203,6 +203,22 @@ def test_read_only_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("GRAPHMEM_READ_ONLY", "yes")
     with graphmem.open(home) as kb:
         assert kb.read_only and _reads(kb) == EXPECTED_READS
+    monkeypatch.setenv("GRAPHMEM_READ_ONLY", " Off ")
+    with graphmem.open(home) as kb:
+        assert not kb.read_only
+
+
+@pytest.mark.parametrize("value", ["2", "garbage", "y"])
+def test_a_read_only_switch_neither_on_nor_off_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          value: str) -> None:
+    """GRAPHMEM_READ_ONLY=2 (or a typo) opened the knowledge base writable without a word."""
+    home = tmp_path / "kb"
+    _populate(home)
+    monkeypatch.setenv("GRAPHMEM_READ_ONLY", value)
+    with pytest.raises(graphmem.InvalidInput, match="GRAPHMEM_READ_ONLY=.* is neither on nor off"):
+        graphmem.open(home)
+    bad = CliRunner().invoke(cli, ["--home", str(home), "stats"], obj={})
+    assert bad.exit_code != 0 and "GRAPHMEM_READ_ONLY" in bad.output and "Traceback" not in bad.output
 
 
 def test_cli_read_only_reads_and_one_line_write_error(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ and checked (graphmem.portability does the work)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +114,10 @@ def backup_cmd(ctx: click.Context, out: Path, as_json: bool) -> None:
 @handle_errors
 def restore_cmd(ctx: click.Context, backup_dir: Path, force: bool, as_json: bool) -> None:
     """Restore the knowledge base (--home) from BACKUP, a folder `graphmem backup` wrote."""
+    from ..kb import read_only_from_env
     from ..portability import restore
 
-    read_only = bool(ctx.obj.get("read_only")) or os.environ.get("GRAPHMEM_READ_ONLY", "").strip().lower() in (
-        "1", "true", "yes", "on")  # the same switch as every other command's
+    read_only = bool(ctx.obj.get("read_only")) or read_only_from_env()  # the same switch as every other command's
     _emit(restore(backup_dir, ctx.obj["home"], force, read_only=read_only), as_json,
           lambda d: f"restored {d['home']} ({d['wiki_files']} wiki files)"
                     + (f"; the old one is at {d['moved_aside']}" if d["moved_aside"] else "")
