@@ -251,3 +251,17 @@ def test_a_hub_entity_past_its_bounded_lists_is_no_finding_but_one_inside_them_i
         kb.wiki.write_page("summary", "Aaa notes", "About [[pgbouncer]].\n")
         report = kb.wiki.lint_wiki()
         assert report["missing_cross_references"] == [{"slug": "pgbouncer", "missing_link_to": "aaa-notes"}]
+
+
+def test_links_to_attachments_that_exist_are_not_broken(tmp_path):
+    """![[arch.png]] and [[spec.pdf]] were reported broken although both files sat in wiki/attachments/."""
+    import graphmem
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        att = tmp_path / "kb" / "wiki" / "attachments"
+        att.mkdir(parents=True)
+        (att / "Arch.png").write_bytes(b"\x89PNG\r\n")
+        (att / "spec.pdf").write_bytes(b"%PDF-1.4\n")
+        kb.wiki.write_page("notes", "Design", "![[Arch.png]] and [[attachments/spec.pdf]], not [[missing.png]].")
+        broken = kb.wiki.lint_wiki()["broken_wikilinks"]
+        assert [b["target"] for b in broken["design"]] == ["missing.png"]

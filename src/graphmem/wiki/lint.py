@@ -30,6 +30,7 @@ from .markdown import (
     replace_generated,
     split_front_matter,
 )
+from .scan import attachment_names
 from .slugs import slugify
 
 __all__ = ["LINT_KEYS", "lint", "count_problems", "fix"]
@@ -73,13 +74,17 @@ def lint(core: WikiCore) -> dict[str, Any]:
     links = store.wiki_broken_links()
     unlinked = store.wiki_unlinked_pages()
     by_form = resolve_link_targets(store, {t for _, t, _ in links}) if links else {}
+    # ... or a file that is no page: ![[arch.png]], [[spec.pdf]] (Obsidian finds attachments in any folder)
+    if any("." in t and t not in by_form for _, t, _ in links):
+        files_there = attachment_names(core.dir)
+        by_form.update({t: "" for _, t, _ in links if t not in by_form and t in files_there})
     broken: dict[str, list[dict[str, Any]]] = {}
     reached: set[str] = set()
     for src, target, line in links:
         to = by_form.get(target)
         if to is None:
             broken.setdefault(src, []).append({"target": target, "line": line})
-        elif to != src:
+        elif to and to != src:  # ("": an attachment, no page)
             reached.add(to)
     report["broken_wikilinks"] = broken
     report["isolated_pages"] = store.wiki_isolated_pages()

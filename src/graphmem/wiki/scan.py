@@ -17,7 +17,7 @@ from .files import TEMP_NAME, UnsafePath, checked, lstat
 from .indexfiles import INDEX_DIR
 from .slugs import RESERVED_DIRS
 
-__all__ = ["dir_state", "index_temp_files", "page_entries", "scan"]
+__all__ = ["attachment_names", "dir_state", "index_temp_files", "page_entries", "scan"]
 
 
 def page_entries(wiki_dir: Path, links: list[str] | None = None, temps: list[Path] | None = None
@@ -102,3 +102,19 @@ def dir_state(wiki_dir: Path) -> dict[str, int]:
     except FileNotFoundError:
         pass
     return state
+
+
+def attachment_names(wiki_dir: Path, limit: int = 100_000) -> set[str]:
+    """Lower-cased names of the files under ``wiki_dir`` that are not pages (``arch.png``, ``spec.pdf``):
+    what ``![[arch.png]]`` and ``[[spec.pdf]]`` mean in Obsidian, found in any folder. Hidden entries, links
+    and graphmem's index folder are not walked; at most ``limit`` names (a vault of media is not read)."""
+    names: set[str] = set()
+    for folder, dirs, files in os.walk(wiki_dir):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (folder == str(wiki_dir) and d == INDEX_DIR)
+                   and not os.path.islink(os.path.join(folder, d))]
+        for name in files:
+            if not name.startswith(".") and not name.lower().endswith(".md"):
+                names.add(name.lower())
+                if len(names) >= limit:
+                    return names
+    return names
