@@ -238,6 +238,8 @@ def test_check_reports_damage_and_repair_fixes_it(tmp_path: Path, quickstart, kb
     (kb.home / "wiki" / page).unlink()
     (kb.home / "wiki" / "topic").mkdir(exist_ok=True)
     (kb.home / "wiki" / "topic" / "stray.md").write_text("# stray\n")
+    (kb.home / "wiki" / "topic" / "sub").mkdir()
+    (kb.home / "wiki" / "topic" / "sub" / "deep.md").write_text("# deep\n")  # sync never indexes it
     temp = kb.home / "wiki" / "topic" / ".stray.md.999999999-1.tmp"  # a pid no process has
     temp.write_text("half written")
     with kb.store.transaction():
@@ -245,7 +247,9 @@ def test_check_reports_damage_and_repair_fixes_it(tmp_path: Path, quickstart, kb
     report = check(kb.ctx)
     assert report["ok"] is False
     assert report["wiki"] == [f"page row {page} has no file (run `graphmem wiki sync`)",
-                              "page file topic/stray.md has no row (run `graphmem wiki sync`)"]
+                              "page file topic/stray.md has no row (run `graphmem wiki sync`)",
+                              "page file topic/sub/deep.md is in a subfolder, which graphmem does not index "
+                              "(pages are wiki/<category>/<page>.md): move it to topic/ to make it a page"]
     assert report["temp_files"] == ["temp file wiki/topic/.stray.md.999999999-1.tmp"]
     assert report["fts"]
     fixed = check(kb.ctx, repair=True)
@@ -253,5 +257,5 @@ def test_check_reports_damage_and_repair_fixes_it(tmp_path: Path, quickstart, kb
         "temp file wiki/topic/.stray.md.999999999-1.tmp (removed)"]
     assert not temp.exists()
     after = check(kb.ctx)
-    assert after["fts"] == [] and after["temp_files"] == [] and len(after["wiki"]) == 2  # files are the user's
+    assert after["fts"] == [] and after["temp_files"] == [] and len(after["wiki"]) == 3  # files are the user's
     assert [h.chunk.doc_id for h in kb.documents.search("memory leaks", 3)] == ["doc_1"]

@@ -162,7 +162,12 @@ def _wiki_problems(ctx: Context, repair: bool) -> tuple[list[str], list[str]]:
                 elif rel.endswith(".md") and "/" in rel and rel.split("/", 1)[0] not in _WIKI_SKIP_DIRS:
                     on_disk.add(rel)
     problems = [f"page row {p} has no file (run `graphmem wiki sync`)" for p in sorted(rows - on_disk)]
-    problems += [f"page file {p} has no row (run `graphmem wiki sync`)" for p in sorted(on_disk - rows)]
+    # sync indexes wiki/<category>/<page>.md only: for a file deeper down, "run sync" was advice that never
+    # helped (it stayed unindexed, and was reported again at every check)
+    problems += [f"page file {p} has no row (run `graphmem wiki sync`)" if p.count("/") == 1 else
+                 f"page file {p} is in a subfolder, which graphmem does not index (pages are "
+                 f"wiki/<category>/<page>.md): move it to {p.split('/', 1)[0]}/ to make it a page"
+                 for p in sorted(on_disk - rows)]
     temp_report = [f"temp file {t.relative_to(ctx.home).as_posix()}" for t in temps]
     if repair and temps:
         removed = remove_stale_temps(wiki, temps)
