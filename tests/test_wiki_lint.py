@@ -265,3 +265,22 @@ def test_links_to_attachments_that_exist_are_not_broken(tmp_path):
         kb.wiki.write_page("notes", "Design", "![[Arch.png]] and [[attachments/spec.pdf]], not [[missing.png]].")
         broken = kb.wiki.lint_wiki()["broken_wikilinks"]
         assert [b["target"] for b in broken["design"]] == ["missing.png"]
+
+
+def test_a_deleted_index_is_reported_by_check_and_written_again_by_sync(tmp_path):
+    """rm index.md (and _index/): lint said 0 problems, check said consistent, sync wrote nothing back."""
+    import shutil
+
+    import graphmem
+    from graphmem.portability import check
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        kb.wiki.write_page("notes", "Design", "About the design.")
+        wiki = tmp_path / "kb" / "wiki"
+        before = (wiki / "index.md").read_text(encoding="utf-8")
+        (wiki / "index.md").unlink()
+        shutil.rmtree(wiki / "_index", ignore_errors=True)
+        assert "wiki/index.md is missing (run `graphmem wiki sync` to write it again)" in check(kb.ctx)["wiki"]
+        kb.wiki.sync()
+        assert (wiki / "index.md").read_text(encoding="utf-8") == before
+        assert check(kb.ctx)["ok"] is True

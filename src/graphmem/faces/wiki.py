@@ -23,6 +23,7 @@ from ..wiki.files import exists, log_entries, read_bytes
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
 from ..wiki.lint import fix as lint_fix
 from ..wiki.lint import lint as lint_report
+from ..wiki.lint import rewrite_index
 from ..wiki.markdown import dump_front_matter, split_front_matter
 from ..wiki.orphans import retire_pages
 from ..wiki.pagewrite import (
@@ -30,6 +31,7 @@ from ..wiki.pagewrite import (
     given_front_matter,
     keep_generated,
     merge_front_matter,
+    pin_sources,
     summaries_beside_generated,
     summary_to_replace,
 )
@@ -102,9 +104,9 @@ class Wiki:
             raise InvalidInput(f"content: the body of page '{title_s}' is empty; nothing was written (pass "
                                "allow_empty=True, CLI: --allow-empty, to write an empty page)")
         kb, store = self._kb, self._kb.store
-        sources = self._pin_sources(source_documents)
+        sources = pin_sources(self._kb.store, source_documents)
         if sources is None and given.get("source_documents"):
-            sources = self._pin_sources(given.pop("source_documents"))
+            sources = pin_sources(self._kb.store, given.pop("source_documents"))
         self._catch_up()
         found = store.find_page(cat, normalize_name(title_s))
         self._core.autosync([found.path if found else f"{cat}/{slugify(title_s)}.md"], periodic=False)
@@ -156,23 +158,6 @@ class Wiki:
         if absorbed:
             self.flush(label=f"{page.category}/{page.slug} replaces {absorbed[0].category}/{absorbed[0].slug}")
         self._refresh_linked(page)
-        return out
-
-    def _pin_sources(self, source_documents: Sequence[str] | None) -> list[str] | None:
-        if source_documents is None:
-            return None
-        if isinstance(source_documents, str) or not all(isinstance(s, str) and s.strip() for s in source_documents):
-            raise InvalidInput("source_documents: expected a list of document ids such as ['doc_1']")
-        plain = [s.strip() for s in source_documents if "@v" not in s]
-        latest = self._kb.store.latest_documents(plain)
-        out = []
-        for s in (x.strip() for x in source_documents):
-            if "@v" in s:
-                out.append(s)
-            elif s in latest:
-                out.append(f"{s}@v{latest[s].version}")
-            else:
-                raise InvalidInput(f"source_documents: no document with id '{s}'; list them with `graphmem docs list`")
         return out
 
     def _refresh_linked(self, page: Page) -> None:
@@ -359,6 +344,8 @@ class Wiki:
                     body = split_front_matter(raw.decode("utf-8", errors="replace"))[1]
                     self.write_page(page.category, page.title, body, allow_empty=True)
         regen = self.flush(retry_failed=True)
+        if not exists(self.dir, self.dir / "index.md") and store.wiki_index_counts():
+            rewrite_index(self._core)  # deleted by hand: nothing else would write it before the next page change
         return SyncReport(res["indexed"], res["removed"], res["unchanged"], res["skipped"], regen["pages"],
                           regen["failed"], res.get("restored", []), res.get("conflicts", []))
 

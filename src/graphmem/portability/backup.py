@@ -168,6 +168,8 @@ def _wiki_problems(ctx: Context, repair: bool) -> tuple[list[str], list[str]]:
                  f"page file {p} is in a subfolder, which graphmem does not index (pages are "
                  f"wiki/<category>/<page>.md): move it to {p.split('/', 1)[0]}/ to make it a page"
                  for p in sorted(on_disk - rows)]
+    if rows and not (wiki / "index.md").is_file():
+        problems.append("wiki/index.md is missing (run `graphmem wiki sync` to write it again)")
     temp_report = [f"temp file {t.relative_to(ctx.home).as_posix()}" for t in temps]
     if repair and temps:
         removed = remove_stale_temps(wiki, temps)

@@ -33,7 +33,7 @@ from .markdown import (
 from .scan import attachment_names
 from .slugs import slugify
 
-__all__ = ["LINT_KEYS", "lint", "count_problems", "fix"]
+__all__ = ["LINT_KEYS", "lint", "count_problems", "fix", "rewrite_index"]
 
 LINT_KEYS = (
     "orphan_pages",
@@ -182,7 +182,7 @@ def fix(core: WikiCore, report: dict[str, Any], create_stubs: bool = False) -> d
     if create_stubs and report["broken_wikilinks"]:
         done["stubs_created"] = _create_stubs(core, report["broken_wikilinks"])
     # Always rewrite index.md and every shard from the store (mends a hand-edited index).
-    _rewrite_index(core)
+    rewrite_index(core)
     done["index_rewritten"] = True
     return done
 
@@ -282,7 +282,7 @@ def _index_files(core: WikiCore, root: Path) -> list[Path]:
     return sorted(out)
 
 
-def _rewrite_index(core: WikiCore) -> None:
+def rewrite_index(core: WikiCore) -> None:
     """index.md, every shard file, and removal of shard files no category has any more."""
     store = core.ctx.store
     ftx = FileTxn(core.dir)

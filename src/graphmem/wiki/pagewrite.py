@@ -18,6 +18,7 @@ changes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from .core import WikiCore
 
 __all__ = ["check_page_args", "given_front_matter", "summaries_beside_generated", "merge_front_matter",
-           "generated_inner", "summary_to_replace"]
+           "generated_inner", "summary_to_replace", "pin_sources"]
 
 _IDENTITY = ("title", "category")
 
@@ -148,3 +149,23 @@ def check_page_args(category: Any, title: Any, content: Any, summary: Any, tags:
             raise InvalidInput("tags: expected a list of strings")
         tag_list = [check_text("tags[]", t, 100) for t in tags]
     return cat, title_s, body, summary_s, tag_list
+
+
+def pin_sources(store: Store, source_documents: Sequence[str] | None) -> list[str] | None:
+    """A page's ``source_documents`` as ``id@vN``: an id without a version is pinned to its latest one; an id
+    no document has is InvalidInput."""
+    if source_documents is None:
+        return None
+    if isinstance(source_documents, str) or not all(isinstance(s, str) and s.strip() for s in source_documents):
+        raise InvalidInput("source_documents: expected a list of document ids such as ['doc_1']")
+    plain = [s.strip() for s in source_documents if "@v" not in s]
+    latest = store.latest_documents(plain)
+    out = []
+    for s in (x.strip() for x in source_documents):
+        if "@v" in s:
+            out.append(s)
+        elif s in latest:
+            out.append(f"{s}@v{latest[s].version}")
+        else:
+            raise InvalidInput(f"source_documents: no document with id '{s}'; list them with `graphmem docs list`")
+    return out
