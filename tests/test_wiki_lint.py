@@ -284,3 +284,28 @@ def test_a_deleted_index_is_reported_by_check_and_written_again_by_sync(tmp_path
         kb.wiki.sync()
         assert (wiki / "index.md").read_text(encoding="utf-8") == before
         assert check(kb.ctx)["ok"] is True
+
+
+@pytest.mark.parametrize("setting, folder", [("_index", "index"), ("Notes", "notes")])
+def test_stubs_go_to_the_stub_category_as_a_folder_name(tmp_path, setting, folder):
+    """wiki.stub_category = "_index" wrote stubs into graphmem's index folder, gone at the next sync."""
+    import graphmem
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"},
+                                                "wiki": {"stub_category": setting}}) as kb:
+        kb.wiki.write_page("notes", "Design", "See [[Nowhere Yet]].")
+        done = kb.wiki.lint_wiki(fix=True, create_stubs=True)
+        assert done["fixed"]["stubs_created"] == [f"{folder}/nowhere-yet"]
+        kb.wiki.sync()
+        assert (tmp_path / "kb" / "wiki" / folder / "nowhere-yet.md").is_file()
+        assert kb.wiki.read_page_by_slug("nowhere-yet")["category"] == folder
+
+
+def test_a_stub_category_that_is_no_folder_name_is_refused(tmp_path):
+    import graphmem
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}, "wiki": {"stub_category": "."}}) as kb:
+        kb.wiki.write_page("notes", "Design", "See [[Nowhere Yet]].")
+        with pytest.raises(graphmem.InvalidInput, match="wiki.stub_category"):
+            kb.wiki.lint_wiki(fix=True, create_stubs=True)
+        assert not (tmp_path / "kb" / "wiki" / "nowhere-yet.md").exists()

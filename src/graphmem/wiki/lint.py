@@ -31,7 +31,7 @@ from .markdown import (
     split_front_matter,
 )
 from .scan import attachment_names
-from .slugs import slugify
+from .slugs import category_slug, slugify
 
 __all__ = ["LINT_KEYS", "lint", "count_problems", "fix", "rewrite_index"]
 
@@ -231,6 +231,13 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
         for item in items:
             first_source.setdefault(item["target"], src)
 
+    # the setting as a category folder: "_index" wrote stubs into graphmem's index folder (removed at the next
+    # sync) and "." at the top of the wiki (never indexed)
+    try:
+        stub_category = category_slug(str(ctx.config.wiki.stub_category))
+    except InvalidInput as exc:
+        raise InvalidInput(f"config key 'wiki.stub_category': {exc}") from None
+
     def make_plan() -> Plan:
         plan = Plan()
         now = ctx.now()
@@ -247,7 +254,7 @@ def _create_stubs(core: WikiCore, broken: dict[str, list[dict[str, Any]]]) -> li
             if store.get_page(slug) is not None:
                 continue
             entity = ctx.hooks.first(FIND_ENTITY, title)
-            category = "entity" if entity is not None else str(ctx.config.wiki.stub_category)
+            category = "entity" if entity is not None else stub_category
             fm = {"title": entity.name if entity else title, "category": category, "tags": ["stub"],
                   "updated": now}
             heading = heading_text(str(fm["title"]))
