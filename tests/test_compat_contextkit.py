@@ -224,3 +224,20 @@ def test_wrong_types_in_config_and_calls_are_invalid_input(tmp_path: Path) -> No
             mem.snapshot_context_graph(None)  # type: ignore[arg-type]
     finally:
         mem.kb.close()
+
+
+def test_delete_all_and_reset_as_in_mem0(mem: Memory) -> None:
+    """Memory.delete_all(user_id=...) and Memory.reset() exist in mem0 and ContextKit; here they raised
+    AttributeError."""
+    mem.add("I like tea", user_id="u1")
+    mem.add("I like coffee", user_id="u2")
+    mem.add("I like cocoa", user_id="u2", run_id="r1")
+    assert mem.delete_all(user_id="u1") == {"message": "Memories deleted successfully!"}
+    assert mem.get_all(user_id="u1")["results"] == []
+    assert len(mem.get_all(user_id="u2")["results"]) == 2
+    mem.delete_all(filters={"run_id": "r1"})
+    assert [r["memory"] for r in mem.get_all(user_id="u2")["results"]] == ["I like coffee"]
+    with pytest.raises(InvalidInput, match="at least one"):
+        mem.delete_all()
+    assert mem.reset() is None
+    assert mem.get_all(user_id="u2")["results"] == []

@@ -290,6 +290,16 @@ class Memory:
         self.kb.memory.delete(memory_id)
         return {"message": "Memory deleted successfully!"}
 
+    def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                   filters: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Delete every memory of a scope (at least one of user_id, agent_id, run_id, tenant_id), as mem0 does."""
+        self.kb.memory.delete_all(**_scope(filters, user_id=user_id, agent_id=agent_id, run_id=run_id))
+        return {"message": "Memories deleted successfully!"}
+
+    def reset(self) -> None:
+        """Delete every memory of every scope (mem0's ``reset``); documents, the graph, the wiki and skills stay."""
+        self.kb.memory.reset()
+
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """ADD / UPDATE / DELETE records of a memory, oldest first."""
         return [v.to_dict() for v in self.kb.memory.history(memory_id)]
