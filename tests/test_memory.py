@@ -261,3 +261,36 @@ def test_topic_links_follow_other_handles_updates_and_deletions(tmp_path: Path, 
         d = one.memory.add("Tennis is definitely my favourite sport", user_id="u1", run_id="r4")["results"][0]["id"]
         topic = {(s, d_) for s, d_, t in edges_of(one, user_id="u1") if t == "TOPIC_SIMILAR"}
         assert (d, c) in topic and (d, b) not in topic and not any(a in pair for pair in topic)
+
+
+def _session_edges(kb, ids):
+    names = {v: k for k, v in ids.items()}
+    return sorted((names[e["src"]], e["type"], names[e["dst"]]) for e in kb.memory.edges_among(list(ids.values()))
+                  if e["type"] in ("REPLY_TO", "TEMPORAL_NEXT"))
+
+
+def test_a_memory_said_out_of_order_joins_the_chain_where_it_belongs(kb):
+    """Imported in the order A 10:00, C 10:20, B 10:10, the session linked A->C and B->C: A->B was missing and
+    B had no REPLY_TO. B now sits between A and C, and the A-C edges it replaces are gone."""
+    ids = {}
+    for name, at in (("A", "10:00"), ("C", "10:20"), ("B", "10:10")):
+        ids[name] = kb.memory.add(f"turn {name}", user_id="u1", run_id="r1",
+                                  timestamp=f"2026-03-01T{at}:00Z")["results"][0]["id"]
+    assert _session_edges(kb, ids) == [("A", "TEMPORAL_NEXT", "B"), ("B", "REPLY_TO", "A"),
+                                       ("B", "TEMPORAL_NEXT", "C"), ("C", "REPLY_TO", "B")]
+
+
+def test_one_memory_dated_in_the_future_does_not_break_the_rest_of_the_session(kb):
+    """After one memory dated 3024, every later turn linked only to it: no B -> C -> D chain."""
+    ids = {"X": kb.memory.add("turn X", user_id="u1", run_id="r1", timestamp="2026-03-01T09:00:00Z")}
+    ids["F"] = kb.memory.add("turn F", user_id="u1", run_id="r1", timestamp="3024-01-01T00:00:00Z")
+    for name, at in (("B", "09:01"), ("C", "09:02"), ("D", "09:03")):
+        ids[name] = kb.memory.add(f"turn {name}", user_id="u1", run_id="r1", timestamp=f"2026-03-01T{at}:00Z")
+    ids = {k: v["results"][0]["id"] for k, v in ids.items()}
+    tn = [e for e in _session_edges(kb, ids) if e[1] == "TEMPORAL_NEXT"]
+    assert tn == [("B", "TEMPORAL_NEXT", "C"), ("C", "TEMPORAL_NEXT", "D"), ("D", "TEMPORAL_NEXT", "F"),
+                  ("X", "TEMPORAL_NEXT", "B")]
+    # and the next turn said now still follows D, not F
+    e = kb.memory.add("turn E", user_id="u1", run_id="r1", timestamp="2026-03-01T09:04:00Z")
+    ids["E"] = e["results"][0]["id"]
+    assert ("D", "TEMPORAL_NEXT", "E") in _session_edges(kb, ids)

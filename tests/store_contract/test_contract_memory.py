@@ -346,3 +346,32 @@ def test_writes_naming_a_missing_memory(store) -> None:
         store.set_memories_archived(["zzz"], True, T1)
         store.set_memory_quality("zzz", 0.1, 0.1, 0.1, T1, True)
     assert list(store.get_memories(["m1", "zzz"])) == ["m1"] and store.memory_mentions(["m1"]) == {}
+
+
+@contract("memory_session_neighbours")
+def test_session_neighbours_by_said_at(store) -> None:
+    mem(store, "a", "one", run_id="r1", said_at=T0)
+    mem(store, "c", "three", run_id="r1", said_at=T2)
+    mem(store, "b", "two", run_id="r1", said_at=T1)
+    mem(store, "b2", "two again", run_id="r1", said_at=T1)  # same time: the one stored last is "before"
+    mem(store, "x", "other run", run_id="r2", said_at=T1)
+    mem(store, "n", "no run", said_at=T1)
+    mem(store, "c~v1", "an old version", run_id="r1", said_at=T1)
+    between = "2026-01-02T12:00:00.000Z"
+    assert store.memory_session_neighbours("u1|None", "r1", between, "zzz") == (("b2", T1), ("c", T2))
+    assert store.memory_session_neighbours("u1|None", "r1", T1, "b2") == (("b", T1), ("c", T2))
+    assert store.memory_session_neighbours("u1|None", "r1", "2025-01-01T00:00:00.000Z", "zzz") == (None, ("a", T0))
+    assert store.memory_session_neighbours("u1|None", "r1", "2027-01-01T00:00:00.000Z", "zzz") == (("c", T2), None)
+    assert store.memory_session_neighbours("u1|None", None, between, "zzz") == (("n", T1), None)
+    assert store.memory_session_neighbours("u2|None", "r1", between, "zzz") == (None, None)
+
+
+@contract("delete_memory_edges_by_id")
+def test_memory_edges_deleted_by_id(store) -> None:
+    for i in (1, 2, 3):
+        mem(store, f"m{i}", f"text {i}")
+    with store.transaction():
+        store.insert_memory_edges([("e12", "m1", "m2", "REPLY_TO", 0.9, T0), ("e23", "m2", "m3", "REPLY_TO", 0.9, T0)])
+        assert store.delete_memory_edges_by_id(["e12", "e12", "nope"]) == 1
+        assert store.delete_memory_edges_by_id([]) == 0
+    assert [(e[0], e[1]) for e in store.memory_edges_among(["m1", "m2", "m3"])] == [("m2", "m3")]

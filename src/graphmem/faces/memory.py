@@ -20,7 +20,7 @@ import numpy as np
 from ..config_sections import ContextGraphConfig, MemoryConfig
 from ..errors import InvalidInput, NotFound
 from ..memory.decay import LAST_TICK_KEY, relevance_now, tick, try_tick
-from ..memory.edges import EDGE_WEIGHTS, edge_id, plan_edges
+from ..memory.edges import EDGE_WEIGHTS, edge_id, plan_edges, session_splice
 from ..memory.llm import LLMError
 from ..memory.scope import (
     SCOPE_FIELDS,
@@ -136,13 +136,15 @@ class Memory(ContextGraphMaintenance):
         return None if blob is None else np.frombuffer(blob, dtype=np.float16).astype(np.float32)
 
     def _link(self, mem: Mapping[str, Any], prev: tuple[str, str] | None, now: str,
-              earlier: set[str] | None = None) -> int:
+              earlier: set[str] | None = None, following: tuple[str, str] | None = None) -> int:
         """Edges, references and mentions of a stored memory (inside the caller's transaction)."""
         store = self._kb.store
         refs = doc_refs(mem["metadata"], mem["text"])
         if prev is not None and not store.get_memories([prev[0]]):
             prev = None  # the session's last memory was deleted
-        planned = plan_edges(self._kb.ctx, mem, self._vector(mem["id"]), prev, refs, earlier)
+        if prev is not None and following is not None:  # said between them: the chain runs through it
+            store.delete_memory_edges_by_id(session_splice(prev[0], following[0]))
+        planned = plan_edges(self._kb.ctx, mem, self._vector(mem["id"]), prev, refs, earlier, following)
         n = store.insert_memory_edges([(edge_id(s, t, d), s, d, t, w, now) for s, d, t, w in planned])
         if refs:
             store.add_memory_docrefs(mem["scope_key"], mem["id"], refs)
@@ -201,10 +203,16 @@ class Memory(ContextGraphMaintenance):
                         "metadata": {**meta, **({"source_message": source} if source else {})}}
                     store.insert_memory(mem)
                     kb.embeddings.embed_items("memory", [(mem["id"], text)])
-                    prev = store.memory_session(sess)
-                    linked = self._link(mem, prev, now)
+                    prev = last = store.memory_session(sess)
+                    following = None
+                    if last is not None and said < last[1]:
+                        # said before the session's latest (an import out of order, or a writer that took
+                        # its time before the lock): linked between the memories said around it
+                        prev, following = store.memory_session_neighbours(skey, filters.get("run_id"), said,
+                                                                          mem["id"])
+                    linked = self._link(mem, prev, now, following=following)
                     edges += linked
-                    if prev is None or said >= prev[1]:
+                    if last is None or said >= last[1]:
                         store.set_memory_session(sess, mem["id"], said)
                     store.add_memory_version(mem["id"], 1, "ADD", None, text, now)
                     store.append_event("memory.added", mem["id"], now,

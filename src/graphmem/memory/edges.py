@@ -21,7 +21,7 @@ from .scope import parse_iso
 if TYPE_CHECKING:
     from ..context import Context
 
-__all__ = ["EDGE_WEIGHTS", "AUTO_TYPES", "LLM_TYPES", "plan_edges", "edge_id"]
+__all__ = ["EDGE_WEIGHTS", "AUTO_TYPES", "LLM_TYPES", "plan_edges", "edge_id", "session_splice"]
 
 REPLY_TO, TEMPORAL_NEXT, DOCUMENT_LINK, TOPIC_SIMILAR, UPDATED_FROM = (
     "REPLY_TO", "TEMPORAL_NEXT", "DOCUMENT_LINK", "TOPIC_SIMILAR", "UPDATED_FROM")
@@ -36,12 +36,21 @@ def edge_id(source: str, type: str, target: str) -> str:
     return short_id("me_", source, type, target)
 
 
+def session_splice(prev_id: str, next_id: str) -> list[str]:
+    """Ids of the session edges between two memories that stop being neighbours when a memory said between
+    them is added: ``prev TEMPORAL_NEXT next`` and ``next REPLY_TO prev`` (the chain then runs through it)."""
+    return [edge_id(prev_id, TEMPORAL_NEXT, next_id), edge_id(next_id, REPLY_TO, prev_id)]
+
+
 def plan_edges(ctx: Context, mem: Mapping[str, Any], vec: np.ndarray | None,
                prev: tuple[str, str] | None, refs: list[str],
-               earlier: set[str] | None = None) -> list[tuple[str, str, str, float]]:
+               earlier: set[str] | None = None,
+               following: tuple[str, str] | None = None) -> list[tuple[str, str, str, float]]:
     """``(source, target, type, weight)`` edges for memory ``mem``.
 
-    ``prev``: ``(id, said_at)`` of the previous memory of its session (or None); ``refs``: its
+    ``prev``: ``(id, said_at)`` of the previous memory of its session (or None); ``following``: the next one,
+    when ``mem`` was said before the session's latest (an import out of order, a slower writer): it is then
+    linked between the two (``session_splice`` names the edge between them it replaces); ``refs``: its
     document references; ``vec``: its unit vector (None without embeddings). ``earlier``, when
     given (backfills), limits document and topic links to those memories, so that a pair is
     linked once, from the later memory to the earlier one, as when they were added live.
@@ -50,6 +59,12 @@ def plan_edges(ctx: Context, mem: Mapping[str, Any], vec: np.ndarray | None,
     cfg = ctx.config.memory.context_graph.edges
     out: list[tuple[str, str, str, float]] = []
     mid = mem["id"]
+    if following is not None and following[0] != mid:
+        gap = (parse_iso(following[1]) - parse_iso(mem["said_at"])).total_seconds()
+        if cfg.enable_reply_to and 0 <= gap <= cfg.reply_to_window_seconds:
+            out.append((following[0], mid, REPLY_TO, EDGE_WEIGHTS[REPLY_TO]))
+        if cfg.enable_temporal_next:
+            out.append((mid, following[0], TEMPORAL_NEXT, EDGE_WEIGHTS[TEMPORAL_NEXT]))
     if prev is not None and prev[0] != mid:
         prev_id, prev_said = prev
         gap = (parse_iso(mem["said_at"]) - parse_iso(prev_said)).total_seconds()

@@ -202,6 +202,17 @@ class MemoryPgMixin(FtsPgMixin):
         r = self._one("SELECT memory_id, said_at FROM memory_sessions WHERE session_key = %s", [session_key])
         return MemorySession(r[0], r[1]) if r else None
 
+    def memory_session_neighbours(self, scope_key: str, run_id: str | None, said_at: str, exclude: str
+                                  ) -> tuple[MemorySession | None, MemorySession | None]:
+        """The session's memories said just before (or at) and just after ``said_at`` (see the protocol)."""
+        where = "scope_key = %s AND run_id IS NOT DISTINCT FROM %s AND id <> %s AND strpos(id, '~v') = 0"
+        before = self._one(f"SELECT id, said_at FROM memories WHERE {where} AND said_at <= %s"
+                           " ORDER BY said_at DESC, rowid_ DESC LIMIT 1", [scope_key, run_id, exclude, said_at])
+        after = self._one(f"SELECT id, said_at FROM memories WHERE {where} AND said_at > %s"
+                          " ORDER BY said_at, rowid_ LIMIT 1", [scope_key, run_id, exclude, said_at])
+        return (MemorySession(before[0], before[1]) if before else None,
+                MemorySession(after[0], after[1]) if after else None)
+
     def set_memory_session(self, session_key: str, memory_id: str, said_at: str) -> None:
         """Make a memory the last of its session."""
         self._exec(
@@ -342,6 +353,11 @@ class MemoryPgMixin(FtsPgMixin):
             f"DELETE FROM edges WHERE id IN (SELECT e.id FROM edges e JOIN memories m ON m.id = e.source"
             f" JOIN memories b ON b.id = e.target WHERE {where} AND NOT (e.type = ANY(%s)))",
             [*params, list(keep_types)])
+
+    def delete_memory_edges_by_id(self, edge_ids: Sequence[str]) -> int:
+        """Delete these memory-to-memory edges; returns how many were deleted."""
+        ids = list(dict.fromkeys(edge_ids))
+        return self._exec("DELETE FROM edges WHERE id = ANY(%s)", [ids]) if ids else 0
 
     def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
         """Those of ``memory_ids`` that still have an edge."""

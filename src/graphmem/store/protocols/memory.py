@@ -112,6 +112,17 @@ class MemoryStore(Protocol):
         """The last memory of a session; None when the session has none."""
         ...
 
+    def memory_session_neighbours(self, scope_key: str, run_id: str | None, said_at: str, exclude: str
+                                  ) -> tuple[MemorySession | None, MemorySession | None]:
+        """The memories of a session (scope key + run, no run: those without one) said just before (at the
+        same time: the one stored last) and just after ``said_at``, other than ``exclude``; old versions
+        (``<id>~v<n>``) are not part of a session."""
+        ...
+
+    def delete_memory_edges_by_id(self, edge_ids: Sequence[str]) -> int:
+        """Delete these memory-to-memory edges (absent ones are ignored); returns how many were deleted."""
+        ...
+
     def set_memory_session(self, session_key: str, memory_id: str, said_at: str) -> None:
         """Make a memory the last of its session (replacing the previous one; the memory is not checked)."""
         ...

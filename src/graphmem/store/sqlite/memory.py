@@ -249,6 +249,18 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
                               (session_key,)).fetchone()
         return MemorySession(r[0], r[1]) if r else None
 
+    def memory_session_neighbours(self, scope_key: str, run_id: str | None, said_at: str, exclude: str
+                                  ) -> tuple[MemorySession | None, MemorySession | None]:
+        """The session's memories said just before (or at) and just after ``said_at`` (see the protocol)."""
+        where = "scope_key = ? AND run_id IS ? AND id != ? AND instr(id, '~v') = 0"
+        before = self.conn.execute(f"SELECT id, said_at FROM memories WHERE {where} AND said_at <= ?"
+                                   " ORDER BY said_at DESC, rowid_ DESC LIMIT 1",
+                                   (scope_key, run_id, exclude, said_at)).fetchone()
+        after = self.conn.execute(f"SELECT id, said_at FROM memories WHERE {where} AND said_at > ?"
+                                  " ORDER BY said_at, rowid_ LIMIT 1", (scope_key, run_id, exclude, said_at)).fetchone()
+        return (MemorySession(before[0], before[1]) if before else None,
+                MemorySession(after[0], after[1]) if after else None)
+
     def set_memory_session(self, session_key: str, memory_id: str, said_at: str) -> None:
         """Make a memory the last of its session."""
         self.conn.execute(

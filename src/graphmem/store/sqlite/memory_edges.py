@@ -114,6 +114,13 @@ class MemoryEdgeSqlMixin(ReadStampMixin, SqlHelpers):
             f"DELETE FROM edges WHERE id IN (SELECT e.id FROM edges e JOIN memories m ON m.id = e.source"
             f" JOIN memories b ON b.id = e.target WHERE {where}{keep})", [*params, *keep_types]).rowcount
 
+    def delete_memory_edges_by_id(self, edge_ids: Sequence[str]) -> int:
+        """Delete these memory-to-memory edges; returns how many were deleted."""
+        ids = list(dict.fromkeys(edge_ids))
+        if not ids:
+            return 0
+        return self.conn.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(ids))})", ids).rowcount
+
     def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
         """Those of ``memory_ids`` that still have an edge."""
         out: set[str] = set()
