@@ -126,7 +126,8 @@ def test_wiki_face_results(kb: graphmem.KnowledgeBase) -> None:
     [back] = r.backlinks
     assert isinstance(back, LinkFrom) and back.slug == "page-two"
     assert r["backlinks"] == [{"slug": "page-two", "line": back.line}]
-    assert list(r.to_dict())[-4:] == ["front_matter", "content", "links", "backlinks"]
+    assert list(r.to_dict())[-5:] == ["front_matter", "content", "links", "backlinks", "link_slugs"]
+    assert r.link_slugs == {"page two": "page-two"}  # the page each link means (the UI follows it)
     assert [p.slug for p in kb.wiki.list_pages("topic")] == ["page-one", "page-two"]
     assert all(isinstance(p, PageInfo) for p in kb.wiki.list_pages())
     [hit] = kb.wiki.search_wiki("again")

@@ -123,3 +123,17 @@ def test_decay_switches(tmp_path: Path, clock: Clock) -> None:
         one(kb, "quiet", "r1")
         kb.memory.search("quiet", user_id="u1")
         assert kb.memory.stats()["last_decay"] is None
+
+
+def test_an_updated_memory_fades_and_archives_like_any_other(dkb: graphmem.KnowledgeBase, clock: Clock) -> None:
+    """Its UPDATED_FROM link to its own old version never decays, and it counted as a live link: after 400
+    days an updated memory had relevance 0.0001 and was still not archived."""
+    kept = one(dkb, "the boat is blue", "r1")
+    dkb.memory.update(kept, "the boat is green")
+    plain = one(dkb, "the car is red", "r2")
+    clock.advance(days=400)
+    dkb.memory.tick_decay()
+    assert dkb.memory.get(plain)["archived"]
+    assert dkb.memory.get(kept)["archived"] and dkb.memory.get(kept)["relevance"] < 0.02
+    (edge,) = [e for e in dkb.store.memory_edges_among([kept, f"{kept}~v1"]) if e[2] == "UPDATED_FROM"]
+    assert edge[3] == 1.0  # the link itself stays, for history

@@ -226,6 +226,8 @@ def test_memory_edges(store) -> None:
     assert store.memory_edges_among(["m1", "m2", "m3"], min_weight=0.5)[-1].weight == 0.6
     assert store.memory_edges_among([]) == []
     assert store.memories_with_edges(["m1", "m4", "zzz"]) == {"m1"}
+    assert store.memories_with_edges(["m1", "m2", "m3"], ignore_types=["TOPIC"]) == {"m1", "m2"}
+    assert store.memories_with_edges(["m3"], ignore_types=["TOPIC", "REPLY_TO"]) == set()
     with store.transaction():
         assert store.delete_memory_edges({"user_id": "u1"}, keep_types=["REPLY_TO"]) == 2
     assert store.get_edges(["e12", "e13", "e32"]).keys() == {"e12"}

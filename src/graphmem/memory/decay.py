@@ -83,7 +83,9 @@ def _tick(ctx: Context) -> dict[str, int]:
     store.set_edge_weights(weights, now_s)
     pruned = store.delete_edges_by_id(prune)
     pruned_ids = prune[:100]
-    linked = store.memories_with_edges(low) if low else set()
+    # a link to its own old version (UPDATED_FROM, which never decays) kept an updated memory from ever
+    # being archived: only links to other memories keep a faded one
+    linked = store.memories_with_edges(low, ignore_types=("UPDATED_FROM",)) if low else set()
     archive = [m for m in low if m not in linked]
     store.set_memories_archived(archive, True, now_s)
     store.set_meta(LAST_TICK_KEY, now_s)

@@ -359,14 +359,15 @@ class MemoryPgMixin(FtsPgMixin):
         ids = list(dict.fromkeys(edge_ids))
         return self._exec("DELETE FROM edges WHERE id = ANY(%s)", [ids]) if ids else 0
 
-    def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
-        """Those of ``memory_ids`` that still have an edge."""
+    def memories_with_edges(self, memory_ids: Sequence[str], ignore_types: Sequence[str] = ()) -> set[str]:
+        """Those of ``memory_ids`` that still have an edge (one of ``ignore_types`` does not count)."""
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return set()
+        skip = list(ignore_types)
         return {r[0] for r in self._rows(
-            "SELECT source FROM edges WHERE source = ANY(%s) UNION SELECT target FROM edges WHERE target = ANY(%s)",
-            [ids, ids])}
+            "SELECT source FROM edges WHERE source = ANY(%s) AND NOT (type = ANY(%s)) UNION SELECT target FROM edges"
+            " WHERE target = ANY(%s) AND NOT (type = ANY(%s))", [ids, skip, ids, skip])}
 
     def memory_decay_rows(self) -> list[MemoryDecay]:
         """``(id, used_at, quality, floor, relevance)`` of every live memory."""

@@ -184,8 +184,8 @@ class MemoryStore(Protocol):
         """Delete the edges between memories of a scope, but those of ``keep_types``; returns how many."""
         ...
 
-    def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
-        """Those of the memories that still have an edge."""
+    def memories_with_edges(self, memory_ids: Sequence[str], ignore_types: Sequence[str] = ()) -> set[str]:
+        """Those of the memories that still have an edge (one of ``ignore_types`` does not count)."""
         ...
 
     # -- decay, use, feedback, budgets ------------------------------------------------------

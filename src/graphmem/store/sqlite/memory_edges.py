@@ -121,12 +121,14 @@ class MemoryEdgeSqlMixin(ReadStampMixin, SqlHelpers):
             return 0
         return self.conn.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(ids))})", ids).rowcount
 
-    def memories_with_edges(self, memory_ids: Sequence[str]) -> set[str]:
-        """Those of ``memory_ids`` that still have an edge."""
+    def memories_with_edges(self, memory_ids: Sequence[str], ignore_types: Sequence[str] = ()) -> set[str]:
+        """Those of ``memory_ids`` that still have an edge (one of ``ignore_types`` does not count)."""
         out: set[str] = set()
-        for part in batches(list(dict.fromkeys(memory_ids)), MAX_VARS // 2):
+        skip = list(ignore_types)
+        not_types = f" AND type NOT IN ({','.join('?' * len(skip))})" if skip else ""
+        for part in batches(list(dict.fromkeys(memory_ids)), (MAX_VARS - 2 * len(skip)) // 2):
             marks = ",".join("?" * len(part))
             out |= {r[0] for r in self._rows(
-                f"SELECT source FROM edges WHERE source IN ({marks}) UNION SELECT target FROM edges"
-                f" WHERE target IN ({marks})", [*part, *part])}
+                f"SELECT source FROM edges WHERE source IN ({marks}){not_types} UNION SELECT target FROM edges"
+                f" WHERE target IN ({marks}){not_types}", [*part, *skip, *part, *skip])}
         return out
