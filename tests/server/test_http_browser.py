@@ -203,12 +203,16 @@ def test_a_new_event_appears_after_an_ingest_through_the_api(page: Any, server: 
     page.goto(f"{server}/#/search")
     page.locator("#events-state", has_text="live").wait_for()
     assert page.locator("#event-list li[data-target='browser-note']").count() == 0
+    documents = _get(f"{server}/stats")["documents"]
+    page.locator("#stats", has_text=f"{documents} documents").wait_for()
     out = _post(f"{server}/documents", {"content": "The Browser Probe depends on the Dispatch API.",
                                         "doc_id": "browser-note", "title": "Browser note"})
     assert out["status"] == "added"
     item = page.locator("#event-list li[data-type='document.added']", has_text="browser-note").first
     item.wait_for()
     assert "fresh" in (item.get_attribute("class") or "")
+    # the header's counts follow the events (they were read once, at load)
+    page.locator("#stats", has_text=f"{documents + 1} documents").wait_for()
     shot(page, "6-live-event")
 
 

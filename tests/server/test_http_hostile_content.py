@@ -71,3 +71,20 @@ def test_a_page_read_says_which_page_each_link_means(client) -> None:
     assert got["link_slugs"] == {"大阪 office": pages["大阪 Office"], "東京 office": pages["東京 Office"],
                                  "москва": pages["Москва"], "straße": pages["Straße"]}
     assert pages["大阪 Office"] != pages["東京 Office"]
+
+
+def test_head_answers_where_get_does(client) -> None:
+    """HEAD /, /health and /docs answered 405: `curl -I` and uptime monitors use HEAD."""
+    for path in ("/", "/health", "/docs"):
+        resp = client.head(path)
+        assert resp.status_code == 200, (path, resp.status_code)
+        assert resp.content == b""
+
+
+def test_a_cut_memory_list_says_so(client) -> None:
+    for i in range(5):
+        client.post("/memories", json={"messages": f"note {i}", "user_id": "u1"})
+    cut = client.get("/memories/graph", params={"user_id": "u1", "limit": 3}).json()
+    assert len(cut["results"]) == 3 and cut["more"] is True
+    whole = client.get("/memories/graph", params={"user_id": "u1", "limit": 5}).json()
+    assert len(whole["results"]) == 5 and whole["more"] is False

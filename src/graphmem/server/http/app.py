@@ -51,11 +51,12 @@ def create_app(kb: KnowledgeBase, *, token: str | None = None, max_body_bytes: i
     for router in (knowledge_router, memory_router, wiki_router, skills_events_router):
         app.include_router(router)
 
-    @app.get("/", include_in_schema=False)
+    # GET and HEAD: `curl -I` and uptime monitors ask with HEAD (405 before)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
-    @app.get("/docs", include_in_schema=False)
+    @app.api_route("/docs", methods=["GET", "HEAD"], include_in_schema=False)
     def docs() -> FileResponse:
         return FileResponse(STATIC / "docs.html")
 

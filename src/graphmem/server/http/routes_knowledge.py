@@ -20,7 +20,8 @@ router = APIRouter(responses=ERROR_RESPONSES)
 JSON = dict[str, Any]
 
 
-@router.get("/health", tags=["server"], response_model=HealthOut, summary="Liveness (no token needed)")
+@router.api_route("/health", methods=["GET", "HEAD"], tags=["server"], response_model=HealthOut,
+                  summary="Liveness (no token needed; HEAD too, for uptime monitors)")
 def health() -> JSON:
     return {"status": "ok"}
 

@@ -108,8 +108,11 @@ def memory_graph(request: Request, user_id: ScopeId = None, agent_id: ScopeId = 
     mem = st.kb.memory
 
     def read() -> JSON:
-        got = plain(mem.get_all(None, limit, user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id))
-        return {"results": got["results"], "edges": mem.edges_among([m["id"] for m in got["results"]])}
+        # one more than asked: ``more`` tells the UI its list is cut (it showed 200 of 230 without a word)
+        got = plain(mem.get_all(None, limit + 1, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                tenant_id=tenant_id))["results"]
+        shown = got[:limit]
+        return {"results": shown, "edges": mem.edges_among([m["id"] for m in shown]), "more": len(got) > limit}
 
     return st.call(read)
 

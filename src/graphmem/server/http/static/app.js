@@ -169,8 +169,11 @@ async function entityView(name) {
   const form = h("form", { class: "bar", onsubmit: ev => { ev.preventDefault(); location.hash = `#/entity/${enc(input.value)}`; } },
     input, h("button", { type: "submit" }, "Open"));
   if (!name) {
-    const list = await api("GET", "/entities?limit=200");
+    const got = await api("GET", "/entities?limit=201");  // one more: says whether the list is cut
+    const list = got.slice(0, 200);
     put(view, h("h1", {}, "Entities"), form,
+      got.length > list.length ? h("p", { class: "muted", id: "entities-cut" },
+        `The first ${list.length} entities are listed; open any other by its name above.`) : null,
       h("ul", {}, list.map(e => h("li", {}, h("a", { href: `#/entity/${enc(e.id)}` }, e.name), " ", h("span", { class: "muted" }, e.type)))));
     input.focus();
     return;
@@ -307,7 +310,8 @@ async function memoriesView(params) {
   } }, q, h("button", { type: "submit" }, "Search"));
   const byId = Object.fromEntries(data.results.map(m => [m.id, m]));
   add(view, 
-    h("p", { class: "muted" }, `${data.results.length} memories · ${data.edges.length} context-graph edges`),
+    h("p", { class: "muted", id: "memories-count" }, `${data.results.length} memories · ${data.edges.length} context-graph edges`
+      + (data.more ? ` · the scope holds more: the ${data.results.length} said first are shown; search to find the others` : "")),
     graphBox, sform, found,
     h("table", { id: "memories" }, h("thead", {}, h("tr", {}, ["said", "memory", "edges"].map(t => h("th", {}, t)))),
       h("tbody", {}, data.results.map(m => h("tr", {}, h("td", { class: "muted" }, m.timestamp), h("td", {}, m.memory),
@@ -350,13 +354,25 @@ function addEvent(ev, fresh) {
   while (list.children.length > 100) list.lastElementChild.remove();
 }
 
+// The header's counts follow the live events (read once at load, they went stale at the first ingest).
+async function refreshStats() {
+  const s = await api("GET", "/stats");
+  document.getElementById("stats").textContent = `${s.documents} documents · ${s.entities} entities · ${s.edges} relations`;
+  return s;
+}
+
+let statsTimer = null;
+function statsSoon() {  // at most one /stats a second, however many events arrive
+  if (statsTimer) return;
+  statsTimer = setTimeout(() => { statsTimer = null; refreshStats().catch(() => {}); }, 1000);
+}
+
 async function followEvents() {
   const state = document.getElementById("events-state");
   for (;;) {
     try {
       if (!lastEventId) {
-        const s = await api("GET", "/stats");
-        document.getElementById("stats").textContent = `${s.documents} documents · ${s.entities} entities · ${s.edges} relations`;
+        const s = await refreshStats();
         knownAtLoad = s.events;
         lastEventId = Math.max(0, s.events - 20);  // start with the last few events
       }
@@ -381,6 +397,7 @@ async function followEvents() {
           const ev = JSON.parse(data);
           if (id) lastEventId = Number(id.slice(3).trim());
           addEvent(ev, ev.id > knownAtLoad);
+          statsSoon();
         }
       }
     } catch (err) {
