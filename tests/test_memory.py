@@ -294,3 +294,13 @@ def test_one_memory_dated_in_the_future_does_not_break_the_rest_of_the_session(k
     e = kb.memory.add("turn E", user_id="u1", run_id="r1", timestamp="2026-03-01T09:04:00Z")
     ids["E"] = e["results"][0]["id"]
     assert ("D", "TEMPORAL_NEXT", "E") in _session_edges(kb, ids)
+
+
+def test_get_all_reads_a_long_scope_page_by_page(kb):
+    """get_all had no offset (the store has one) and stopped at 10,000: a bigger scope could not be listed."""
+    ids = [kb.memory.add(f"note {i}", user_id="u1", timestamp=f"2026-03-01T10:{i:02d}:00Z")["results"][0]["id"]
+           for i in range(7)]
+    pages = [[m["id"] for m in kb.memory.get_all(user_id="u1", limit=3, offset=o)["results"]] for o in (0, 3, 6, 9)]
+    assert pages == [ids[:3], ids[3:6], ids[6:], []]
+    with pytest.raises(graphmem.InvalidInput, match="offset"):
+        kb.memory.get_all(user_id="u1", offset=-1)

@@ -88,3 +88,12 @@ def test_a_cut_memory_list_says_so(client) -> None:
     assert len(cut["results"]) == 3 and cut["more"] is True
     whole = client.get("/memories/graph", params={"user_id": "u1", "limit": 5}).json()
     assert len(whole["results"]) == 5 and whole["more"] is False
+
+
+def test_memories_are_listed_page_by_page(client) -> None:
+    for i in range(5):
+        client.post("/memories", json={"messages": f"note {i}", "user_id": "u1",
+                                       "timestamp": f"2026-03-01T10:0{i}:00Z"})
+    first = client.get("/memories", params={"user_id": "u1", "limit": 2}).json()["results"]
+    second = client.get("/memories", params={"user_id": "u1", "limit": 2, "offset": 2}).json()["results"]
+    assert [m["memory"] for m in first + second] == ["note 0", "note 1", "note 2", "note 3"]

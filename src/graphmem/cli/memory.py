@@ -108,16 +108,17 @@ def memory_search(ctx: click.Context, query: str, user_id: str | None, agent_id:
 @memory.command("list")
 @scope_options
 @click.option("-n", "--limit", default=100, show_default=True)
+@click.option("--offset", default=0, show_default=True, help="Skip this many (the next page of a long list).")
 @click.option("--archived", is_flag=True, help="Include archived memories.")
 @json_option
 @click.pass_context
 @handle_errors
 def memory_list(ctx: click.Context, user_id: str | None, agent_id: str | None, run_id: str | None,
-                tenant_id: str | None, limit: int, archived: bool, as_json: bool) -> None:
+                tenant_id: str | None, limit: int, offset: int, archived: bool, as_json: bool) -> None:
     """List memories of a scope, oldest first."""
     kb = _open(ctx)
     data = kb.memory.get_all(limit=limit, user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id,
-                             include_archived=archived)
+                             include_archived=archived, offset=offset)
     _emit(data, as_json, lambda d: "\n".join(_line(m) for m in d["results"]) or "no memories")
 
 

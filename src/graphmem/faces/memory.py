@@ -37,7 +37,7 @@ from ..memory.scope import (
 from ..memory.search import STRATEGIES, rank_memories
 from ..retrieval.graph_query import find_seed_entities
 from ..store.rows import MemoryRow
-from ..validate import checked_inputs
+from ..validate import check_count, checked_inputs
 from .memory_labels import label_new_memories, memory_llm
 from .memory_maintenance import ContextGraphMaintenance
 from .memory_maintenance import positive_int as _positive_int
@@ -321,9 +321,11 @@ class Memory(ContextGraphMaintenance):
 
     def get_all(self, filters: Mapping[str, Any] | None = None, limit: int = 100, *, user_id: str | None = None,
                 agent_id: str | None = None, run_id: str | None = None, tenant_id: str | None = None,
-                include_archived: bool = False) -> MemoryList:
+                include_archived: bool = False, offset: int = 0) -> MemoryList:
         """Memories of a scope, oldest said first: ``{"results": [...]}``. ``filters`` may hold
-        the scope fields (as in mem0's ``filters={"user_id": ...}``)."""
+        the scope fields (as in mem0's ``filters={"user_id": ...}``); ``offset`` skips that many (a scope of
+        more than ``limit`` memories is read page by page)."""
+        check_count("memory.get_all", "offset", offset)
         if not isinstance(filters, (Mapping, type(None))):
             raise InvalidInput(f"filters: expected a mapping of scope fields, got {type(filters).__name__}")
         merged = dict(filters or {})
@@ -335,7 +337,7 @@ class Memory(ContextGraphMaintenance):
                 merged[key] = value
         scope = scope_filters(**merged)
         require_scope(scope, self._cfg.require_scope, "get_all")
-        rows = self._kb.store.list_memories(scope, include_archived, _positive_int(limit, "limit"))
+        rows = self._kb.store.list_memories(scope, include_archived, _positive_int(limit, "limit"), offset)
         return MemoryList([MemoryRecord.from_row(r) for r in rows])
 
     def history(self, memory_id: str) -> list[MemoryVersion]:

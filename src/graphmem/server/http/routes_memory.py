@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 
 from ...errors import InvalidInput
 from .errors import ERROR_RESPONSES
-from .schemas import MemoryIn, MemorySearchIn, MemoryUpdateIn, ResetIn
+from .schemas import MAX_ID, MemoryIn, MemorySearchIn, MemoryUpdateIn, ResetIn
 from .schemas_out import (
     MemoryAddOut,
     MemoryChangeOut,
@@ -68,10 +68,11 @@ def add_memory(body: MemoryIn, request: Request) -> JSON:
             summary="Memories of a scope, oldest said first (mem0's get_all)")
 def list_memories(request: Request, user_id: ScopeId = None, agent_id: ScopeId = None, run_id: ScopeId = None,
                   tenant_id: ScopeId = None, limit: int = Query(100, ge=1, le=10_000),
-                  include_archived: bool = False) -> JSON:
+                  offset: int = Query(0, ge=0, le=MAX_ID), include_archived: bool = False) -> JSON:
     st = state_of(request)
     return plain(st.call(lambda: st.kb.memory.get_all(None, limit, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                                      tenant_id=tenant_id, include_archived=include_archived)))
+                                                      tenant_id=tenant_id, include_archived=include_archived,
+                                                      offset=offset)))
 
 
 @router.delete("/memories", response_model=MemoryDeletedOut,
