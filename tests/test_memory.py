@@ -304,3 +304,11 @@ def test_get_all_reads_a_long_scope_page_by_page(kb):
     assert pages == [ids[:3], ids[3:6], ids[6:], []]
     with pytest.raises(graphmem.InvalidInput, match="offset"):
         kb.memory.get_all(user_id="u1", offset=-1)
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\ufeff", "\u200b\u200d \u2060", "\u3000"])
+def test_a_memory_of_invisible_characters_only_is_refused(kb, text):
+    """'   ' and '\\u3000' were refused, a zero-width space or a BOM alone stored as a memory."""
+    with pytest.raises(graphmem.InvalidInput, match="empty"):
+        kb.memory.add(text, user_id="u1")
+    assert kb.memory.get_all(user_id="u1")["results"] == []

@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -127,6 +128,9 @@ def check_text(text: Any, field: str, max_chars: int) -> str:
         raise InvalidInput(f"{field}: the memory text is empty; give the text to remember")
     if "\x00" in text:  # as for documents: no file, socket or search index keeps a NUL as text
         raise InvalidInput(f"{field}: contains NUL characters (\\x00); remove them")
+    if not any(unicodedata.category(ch)[0] in "LNPS" for ch in text):
+        # only invisible characters (zero-width spaces, a byte-order mark): nothing anyone could search for
+        raise InvalidInput(f"{field}: the memory text is empty; give the text to remember")
     if len(text) > max_chars:
         raise InvalidInput(f"{field}: {len(text)} characters is more than memory.max_text_chars ({max_chars}); "
                            "split it or raise the limit")
