@@ -312,3 +312,14 @@ def test_a_memory_of_invisible_characters_only_is_refused(kb, text):
     with pytest.raises(graphmem.InvalidInput, match="empty"):
         kb.memory.add(text, user_id="u1")
     assert kb.memory.get_all(user_id="u1")["results"] == []
+
+
+def test_updating_a_memory_to_the_same_text_changes_nothing(kb):
+    mid = kb.memory.add("the boat is blue", user_id="u1")["results"][0]["id"]
+    events = len(kb.events.list(limit=1000))
+    same = kb.memory.update(mid, "the boat is blue")
+    assert (same.event, same.previous_version, same.edges) == ("NONE", "", 0)
+    assert [v["event"] for v in kb.memory.history(mid)] == ["ADD"]
+    assert len(kb.events.list(limit=1000)) == events and kb.memory.get(mid)["version"] == 1
+    changed = kb.memory.update(mid, "the boat is green")
+    assert changed.event == "UPDATE" and [v["event"] for v in kb.memory.history(mid)] == ["ADD", "UPDATE"]

@@ -244,6 +244,10 @@ class Memory(ContextGraphMaintenance):
         meta = check_metadata(metadata) if metadata is not None else row["metadata"]
         if "~v" in memory_id:
             raise InvalidInput(f"memory '{memory_id}' is an old version; update '{memory_id.split('~v')[0]}' instead")
+        if text == row["text"] and meta == row["metadata"]:
+            # the same text again (an agent re-saving what it was told): no new version, no event, as mem0's
+            # "NONE"; before, each one added a version and an UPDATE to the history
+            return MemoryUpdated(memory_id, text, "", 0, event="NONE")
         now = kb.now()
         old_id = f"{memory_id}~v{row['version']}"
         with store.transaction():
