@@ -323,3 +323,9 @@ def test_updating_a_memory_to_the_same_text_changes_nothing(kb):
     assert len(kb.events.list(limit=1000)) == events and kb.memory.get(mid)["version"] == 1
     changed = kb.memory.update(mid, "the boat is green")
     assert changed.event == "UPDATE" and [v["event"] for v in kb.memory.history(mid)] == ["ADD", "UPDATE"]
+
+
+@pytest.mark.parametrize("infer", ["yes", "no", 1, None])
+def test_infer_must_be_a_boolean(kb, infer):
+    with pytest.raises(graphmem.InvalidInput, match="infer"):
+        kb.memory.add("the boat is blue", user_id="u1", infer=infer)

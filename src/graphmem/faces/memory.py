@@ -173,6 +173,8 @@ class Memory(ContextGraphMaintenance):
         "edges": n}``. Bad input raises InvalidInput and stores nothing.
         """
         kb, store = self._kb, self._kb.store
+        if not isinstance(infer, bool):  # "no" is truthy: it switched the LLM extraction on
+            raise InvalidInput(f"infer: expected True or False, got {infer!r}")
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id, writing=True)
         require_scope(filters, self._cfg.require_scope, "add")
         meta = check_metadata(metadata)
