@@ -151,3 +151,13 @@ def test_a_page_saved_with_a_byte_order_mark_keeps_its_front_matter(tmp_path):
         page = kb.wiki.read_page_by_slug("runbook")
         assert page["title"] == "Runbook" and page["front_matter"]["tags"] == ["ops"]
         assert "\ufeff" not in page["summary"] and "Restart" in page["summary"]
+
+
+@pytest.mark.parametrize("title, slug", [("Index", "index-page"), ("Log", "log-page"), ("Logs", "logs"),
+                                         ("Index of terms", "index-of-terms")])
+def test_pages_never_take_the_names_of_index_md_and_log_md(title, slug):
+    """An entity named "Index" got entity/index.md: [[index]] then meant two things in Obsidian."""
+    from graphmem.wiki.slugs import category_slug, slugify
+
+    assert slugify(title) == slug
+    assert category_slug("Log") == "log"  # a category folder wiki/log/ is no clash with wiki/log.md

@@ -39,6 +39,9 @@ _LATIN = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O"
                         "Ł": "L", "þ": "th", "Þ": "Th", "œ": "oe", "Œ": "OE", "ı": "i"})
 _BAD_PART = re.compile(r"[/\\\x00-\x1f\x7f:]")
 # Names Windows refuses as file names; a page called "Con" must still open everywhere.
+# wiki/index.md and wiki/log.md are graphmem's: a page slugged "index" made every [[index]] (the shards' "Back to
+# [[index]]" too) ambiguous in Obsidian and to graphmem's own link resolution
+_WIKI_FILES = frozenset({"index", "log"})
 _WINDOWS_RESERVED = frozenset(
     {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 )
@@ -77,7 +80,7 @@ def slugify(text: str, field: str = "title") -> str:
         raise InvalidInput(
             f"{field} {text!r}: has no letters or digits to make a page name from; use a descriptive {field}"
         )
-    if slug in _WINDOWS_RESERVED:
+    if slug in _WINDOWS_RESERVED or (slug in _WIKI_FILES and field != "category"):
         slug += "-page"
     return slug
 
