@@ -113,24 +113,33 @@ def server(corpus: Path) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="module")
-def page(server: str) -> Iterator[Any]:
-    executable = _chromium()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+@contextlib.contextmanager
+def chromium_page(errors: list[str], console: list[str] | None = None) -> Iterator[Any]:
+    """A page of a headless Chromium; its JavaScript errors (and console lines) are appended to the lists.
+    Skips the test when no Chromium can be launched."""
     with sync_api.sync_playwright() as pw:
         try:
-            browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+            browser = pw.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
         except Exception as exc:  # no browser build at all on this machine
             pytest.skip(f"no Chromium to drive ({exc.__class__.__name__}); install Debian's `chromium` or set "
                         "GRAPHMEM_CHROMIUM")
         context = browser.new_context(viewport={"width": 1366, "height": 860})
         pg = context.new_page()
-        errors: list[str] = []
         pg.on("pageerror", lambda exc: errors.append(str(exc)))
+        if console is not None:
+            pg.on("console", lambda msg: console.append(msg.text))
         pg.set_default_timeout(20_000)
         yield pg
         context.close()
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(server: str) -> Iterator[Any]:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    with chromium_page(errors) as pg:
+        yield pg
     assert not errors, f"JavaScript errors in the page: {errors}"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_http_browser import _chromium, serving
+from test_http_browser import chromium_page, serving
 
 import graphmem
 
@@ -64,19 +64,10 @@ def hostile_server(hostile_home: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser_page(hostile_server: str) -> Iterator[tuple[Any, list[str], list[str]]]:
-    with sync_api.sync_playwright() as pw:
-        try:
-            browser = pw.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
-        except Exception as exc:
-            pytest.skip(f"no Chromium to drive ({exc.__class__.__name__}); install Debian's `chromium`")
-        pg = browser.new_context().new_page()
-        errors: list[str] = []
-        console: list[str] = []
-        pg.on("pageerror", lambda exc: errors.append(str(exc)))
-        pg.on("console", lambda msg: console.append(msg.text))
-        pg.set_default_timeout(20_000)
+    errors: list[str] = []
+    console: list[str] = []
+    with chromium_page(errors, console) as pg:
         yield pg, errors, console
-        browser.close()
 
 
 def _slug(base: str, title: str) -> str:
