@@ -86,3 +86,16 @@ def test_a_left_page_a_person_wrote_in_is_kept(killed: tuple[Path, Path]) -> Non
     # unindexed file a person dropped there
     assert "My own notes on this." in left.read_text(encoding="utf-8")
     assert (home / "wiki" / "summary" / "doc-note-2.md").is_file()
+
+
+def test_a_left_page_is_rewritten_for_a_changed_document_without_a_false_edit_warning(
+        killed: tuple[Path, Path], recwarn: pytest.WarningsRecorder) -> None:
+    """Taken back, the leftover must also be replaced: the commit's edit check compared it with 'no file' and
+    kept the killed run's version 1 text, warning that someone had edited it (nobody had)."""
+    home, docs = killed
+    (docs / "note.md").write_text(NOTE + "\nLedger DB stores Invoices.\n", encoding="utf-8")
+    with graphmem.open(home) as kb:
+        kb.ingest_paths([docs])
+    text = (home / "wiki" / "summary" / "doc-note.md").read_text(encoding="utf-8")
+    assert "docs/note.md@v2" in text and "Invoices" in text
+    assert not [w for w in recwarn if "changed on disk" in str(w.message)]

@@ -26,10 +26,11 @@ __all__ = ["serve"]
 def serve(ctx: click.Context, host: str, port: int, token: str | None, max_body: int,
           cors_origins: tuple[str, ...], log_level: str) -> None:
     """Serve the REST API (OpenAPI at /openapi.json, docs at /docs) and the web UI at /."""
-    from ..server.http import MISSING_EXTRA, check_bind
+    from ..server.http import MISSING_EXTRA, check_bind, checked_origins
     from ..server.http import serve as run_server
 
     check_bind(host, token)  # before anything is opened or created
+    checked_origins(cors_origins)
     try:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401

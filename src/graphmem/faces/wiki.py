@@ -17,7 +17,7 @@ from ..errors import GraphmemError, InvalidInput, NotFound, StoreBusy
 from ..models import Page
 from ..text import normalize_name
 from ..validate import check_query, checked_inputs
-from ..wiki.backlinks import links_to, pages_about_slugs, resolve_link_targets
+from ..wiki.backlinks import LinkForms, links_to, pages_about_slugs, resolve_link_targets
 from ..wiki.core import PageWrite, Plan, WikiCore
 from ..wiki.files import exists, log_entries, read_bytes
 from ..wiki.generate import DOC, ENT, legacy_slug_marks
@@ -69,6 +69,7 @@ class Wiki:
         self._defer = 0
         self._since_flush = 0  # documents ingested under deferred() since the last flush
         self._failed: set[str] = set()  # marks whose pages failed: automatic flushes skip them
+        self._link_forms = LinkForms()  # every page's link forms, for reading pages' links (kept while unchanged)
 
     @property
     def dir(self) -> Path:
@@ -273,7 +274,8 @@ class Wiki:
         links = list(self._kb.store.page_links_of(page.slug))
         return PageRead(self._page_out(page), fm, body, links,
                         [LinkFrom(s, n) for s, n in links_to(self._kb.store, page.slug)[:200]],
-                        resolve_link_targets(self._kb.store, {ln.target for ln in links}) if links else {})
+                        resolve_link_targets(self._kb.store, {ln.target for ln in links}, self._link_forms)
+                        if links else {})
 
     def list_pages(self, category: str | None = None, limit: int | None = None, offset: int = 0
                    ) -> list[PageInfo]:

@@ -39,7 +39,9 @@ def page_write(core: WikiCore, page: Page | None, category: str, slug: str, titl
     pages): what decides whether the page follows its document's new title (wiki/retitle.py)."""
     renamed = page is not None and page.slug != slug
     rel = f"{page.category if page else category}/{slug}.md" if renamed or page is None else page.path
-    old = read_bytes(core.dir, core.abspath(page.path)) if page else None
+    # a new page's path holds a file only when _allocate took back graphmem's own leftover there (a killed
+    # ingest's): its bytes are what the write replaces, so the commit's edit check sees no edit
+    old = read_bytes(core.dir, core.abspath(page.path) if page else core.dir / rel)
     if old is not None and page is not None:
         try:
             old_text = old.decode("utf-8")

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from .bind import check_bind, is_loopback
+from .guard import checked_origins
 
-__all__ = ["create_app", "serve", "check_bind", "is_loopback", "MISSING_EXTRA"]
+__all__ = ["create_app", "serve", "check_bind", "checked_origins", "is_loopback", "MISSING_EXTRA"]
 
 MISSING_EXTRA = ("the HTTP server needs the 'server' extra (FastAPI and uvicorn); install it with "
                  "`pip install 'graphmem[server]'`")

@@ -142,12 +142,17 @@ def checked_origins(origins: Iterable[str]) -> tuple[str, ...]:
     """``--cors-origin`` values as a browser sends them in ``Origin`` (lower case, no trailing slash): a value
     written ``http://App.example:3000/`` matched in the guard but not in Starlette's CORS layer, which answered
     its preflight 400. ``*`` is refused: name each site (any page on the web could call the server)."""
+    from ...errors import InvalidInput
+
     out: list[str] = []
     for raw in origins:
         origin = _normal_origin(raw)
         if origin == "*" or "://" not in origin or "/" in origin.split("://", 1)[1]:
-            raise ValueError(f"--cors-origin {raw!r}: give a site as scheme://host[:port], e.g. "
-                             "http://localhost:3000 (not '*' and no path): each origin is named")
+            raise InvalidInput(f"--cors-origin {raw!r}: give a site as scheme://host[:port], e.g. "
+                               "http://localhost:3000 (not '*' and no path): each origin is named")
+        for scheme, port in (("http", ":80"), ("https", ":443")):  # a browser never sends the default port
+            if origin.startswith(scheme + "://") and origin.endswith(port):
+                origin = origin[: -len(port)]
         out.append(origin)
     return tuple(dict.fromkeys(out))
 

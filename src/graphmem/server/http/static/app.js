@@ -230,7 +230,8 @@ function renderMarkdown(md, linkSlugs) {
   // (by slug, title or alias, as lint and backlinks do); a link it could not resolve is marked broken.
   const withLinks = md.replace(/<!-- graphmem:(begin|end) generated -->/g, "").replace(/\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]+))?\]\]/g,
     (_, target, label) => {
-      const slug = linkSlugs[linkTarget(target)];
+      const key = linkTarget(target);  // own keys only: [[constructor]] must not find Object's
+      const slug = Object.prototype.hasOwnProperty.call(linkSlugs, key) ? linkSlugs[key] : null;
       const cls = slug ? "wikilink" : "wikilink broken";
       const href = `#/wiki/${enc(slug || slugify(linkTarget(target)))}`;
       return `<a class="${cls}" href="${href}">${(label || target).replace(/[<>&"]/g, "")}</a>`;
