@@ -139,3 +139,22 @@ def test_control_characters_never_reach_a_prompt_block(kb, tmp_path: Path) -> No
     assert "\x07" in kb.skills.get("ctl")["description"]  # stored as written
     block = kb.skills.prompt("bell escape codes", fmt="hermes").text
     assert "Bell" in block and not any(ord(ch) < 32 and ch not in "\n\t" or ord(ch) == 127 for ch in block)
+
+
+def test_a_skill_copied_or_moved_to_another_root_is_never_dropped(kb, tmp_path: Path) -> None:
+    """Indexed from .claude/skills, then copied to .agents/skills (listed first): each copy was skipped for
+    the other's sake, and the prune removed the skill (review finding)."""
+    a, c = tmp_path / "p" / ".agents" / "skills", tmp_path / "p" / ".claude" / "skills"
+    skill(c, "deploy", "deploy", "Deploy (claude copy).")
+    kb.skills.build([c])
+    skill(a, "deploy", "deploy", "Deploy (agents copy).")
+    res = kb.skills.build([a, c], prune=True)
+    assert res.removed == [] and kb.skills.get("deploy")["description"] == "Deploy (claude copy)."
+    assert [s.reason for s in res.skipped if "deploy" in s.path and ".agents" in s.path]
+    # moved: the claude copy goes away, the agents one takes the id over
+    import shutil
+
+    shutil.rmtree(c / "deploy")
+    res = kb.skills.build([a, c], prune=True)
+    assert res.removed == [] and kb.skills.get("deploy")["description"] == "Deploy (agents copy)."
+    assert kb.skills.info()["skills"] == 1

@@ -117,28 +117,28 @@ def build_skills(ctx: Context, dirs: Sequence[str | os.PathLike[str]], *, prune:
     seen_ids: dict[str, str] = {}
     found_all: list[tuple[Path, str, Path]] = []
     # One skill folder copied into two roots (.agents/skills and .claude/skills are scanned together) is one
-    # id twice: the first root listed keeps it, the copy is skipped with why. Failing the build instead left
-    # an agent with no skills at all.
+    # id twice. Failing the build for it left an agent with no skills at all; instead one copy is indexed and
+    # the others are skipped with why: the copy of the root that indexed it already, else the first listed.
+    # A skill indexed from a root outside this build stays that root's; one whose root lost it moves.
+    copies: dict[str, list[tuple[Path, Path]]] = {}
     for root in roots:
         for sid, path in find_skill_files(root, follow_symlinks, res.skipped):
-            if sid in seen_ids:
-                res.skipped.append(Skip(str(path), f"skill id '{sid}' is also under {seen_ids[sid]}, listed "
-                                                   "first, whose copy is indexed; build their common parent "
-                                                   "folder instead to index both"))
-                continue
-            seen_ids[sid] = str(root)
-            found_all.append((root, sid, path))
-    if not replace_all:  # an id indexed from another root stays that root's (a rebuild replaces them all)
-        owners = store.skill_roots_of(list(seen_ids))
-        taken = {sid: owner for sid, owner in owners.items() if owner != seen_ids[sid]}
-        if taken:
-            res.skipped += [Skip(str(path), f"skill id '{sid}' is already indexed from {taken[sid]}, which keeps "
-                                            "it; build their common parent folder instead (or `graphmem skills "
-                                            "rebuild` with this folder alone)")
-                            for _, sid, path in found_all if sid in taken]
-            found_all = [item for item in found_all if item[1] not in taken]
-            for sid in taken:
-                del seen_ids[sid]
+            copies.setdefault(sid, []).append((root, path))
+    owners = {} if replace_all else store.skill_roots_of(list(copies))
+    building = {str(r) for r in roots}
+    for sid, found in copies.items():
+        owner = owners.get(sid)
+        if owner is not None and owner not in building:
+            res.skipped += [Skip(str(path), f"skill id '{sid}' is already indexed from {owner}, which keeps it; "
+                                            "build their common parent folder instead (or `graphmem skills "
+                                            "rebuild` with this folder alone)") for _, path in found]
+            continue
+        keep = next((c for c in found if str(c[0]) == owner), found[0])
+        res.skipped += [Skip(str(path), f"skill id '{sid}' is also under {keep[0]}, whose copy is indexed; "
+                                        "build their common parent folder instead to index both")
+                        for c_root, path in found if (c_root, path) != keep]
+        seen_ids[sid] = str(keep[0])
+        found_all.append((keep[0], sid, keep[1]))
     total = len(found_all)
     known = {str(r): {} if replace_all else store.skill_files(str(r)) for r in roots}
     for n, (root, sid, path) in enumerate(found_all, 1):
