@@ -202,3 +202,17 @@ def test_a_limit_above_the_candidate_pool_gets_that_many(kb: graphmem.KnowledgeB
     ten = [r["id"] for r in kb.memory.search("apple", user_id="u1", limit=10, use_context_graph=use_graph)["results"]]
     hundred = kb.memory.search("apple", user_id="u1", limit=100, use_context_graph=use_graph)["results"]
     assert [r["id"] for r in hundred[:10]] == ten
+
+
+def test_the_hits_past_the_pool_match_the_query_and_do_not_count_as_used(ekb: graphmem.KnowledgeBase) -> None:
+    """Review finding: the top-up took dense neighbours too, so limit=100 over 30 'apple orchard' and 60
+    'plumber invoice' memories answered 90 hits, and every one of them counted as used (never fading)."""
+    for i in range(30):
+        ekb.memory.add(f"apple orchard visit {i}", user_id="u1", run_id=f"a{i}")
+    for i in range(60):
+        ekb.memory.add(f"plumber invoice {i}", user_id="u1", run_id=f"p{i}")
+    got = ekb.memory.search("apple orchard", user_id="u1", limit=100, use_context_graph=False)["results"]
+    assert len(got) == 30 and all("apple" in r["memory"] for r in got)
+    rows = ekb.store.memory_rank_inputs([r["id"] for r in got])
+    used = [r["id"] for r in got if rows[r["id"]].uses]
+    assert 0 < len(used) < 30  # the pool's hits, not the tail

@@ -420,7 +420,8 @@ class Memory(ContextGraphMaintenance):
             # Use counts feed ranking, but a search is a read: it never waits for (or fails
             # because of) another process's writer, and a read-only knowledge base skips them.
             now = kb.now()
-            kb.store.try_write(lambda: self._record_use(ranked.ids, now, filters))
+            used = ranked.ids if ranked.pooled is None else ranked.ids[: ranked.pooled]
+            kb.store.try_write(lambda: self._record_use(used, now, filters))
         return out
 
     def _record_use(self, ids: list[str], now: str, filters: Mapping[str, Any]) -> None:

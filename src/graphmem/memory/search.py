@@ -50,6 +50,9 @@ class Ranked:
     parts: dict[str, dict[str, Any]]  # the score's parts of each of ``ids``
     parent: dict[str, Parent] = field(default_factory=dict)  # node -> (from, type, weight)
     rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the full rows of ``ids``
+    # how many of ``ids`` come from the candidate pool (the rest: further full-text matches, see
+    # _beyond_the_pool); only those count as used. None: all of them
+    pooled: int | None = None
 
 
 def _scoped_neighbours(ctx: Context, filters: Mapping[str, Any], include_archived: bool, floor: float,
@@ -175,18 +178,20 @@ def rank_memories(ctx: Context, query: str, qvec: np.ndarray | None, filters: Ma
         return Ranked([], {}, {})
     ranked = _rerank(ctx, query, qvec, list(graph), seeds, graph if use_graph else {}, lexical_all, parent, limit, rc)
     if len(ranked.ids) < limit:
-        ranked = _beyond_the_pool(ctx, query, qvec, filters, include_archived, scope, ranked, set(graph),
+        ranked = _beyond_the_pool(ctx, query, qvec, filters, include_archived, ranked, set(graph),
                                   lexical_all, limit, rc)
     return ranked
 
 
 def _beyond_the_pool(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any],
-                     include_archived: bool, scope: ScopeIds, ranked: Ranked, pool: set[str],
+                     include_archived: bool, ranked: Ranked, pool: set[str],
                      lexical_all: Sequence[tuple[str, float]], limit: int, rc: MemoryConfig) -> Ranked:
     """``ranked`` followed by further matches when the candidate pool (seeds and their graph) holds fewer than
     ``limit``: limit=100 answered 50 hits with the graph (max_candidates) and ~15 without although hundreds
-    matched. The next full-text and dense matches outside the pool are ranked by the same score among
-    themselves and come after the pool, their scores shifted below its last one (so the list stays sorted).
+    matched. The next full-text matches outside the pool (memories holding the query's words; dense
+    neighbours alone would pad the list with unrelated memories) are ranked by the same score among themselves
+    and come after the pool, their scores shifted below its last one (so the list stays sorted). They do not
+    count as used (``Ranked.pooled``): a tail of a long list must not keep memories from fading.
     Larger pools for every search were measured and dropped: seeds beyond ``seed_top_k`` lowered LoCoMo's
     R@5 (bench/locomo.py); this changes nothing a pool can fill."""
     want = limit - len(ranked.ids)
@@ -194,8 +199,7 @@ def _beyond_the_pool(ctx: Context, query: str, qvec: np.ndarray | None, filters:
     lexical: Sequence[tuple[str, float]] = lexical_all
     if len(lexical) >= LEXICAL_DEPTH and depth > len(lexical):
         lexical = ctx.store.search_memories_fts(query, filters, include_archived, depth)
-    dense = dense_top(ctx, qvec, filters, include_archived, depth, scope_ids=scope)
-    extra = [i for i in dict.fromkeys([i for i, _ in lexical] + [i for i, _ in dense]) if i not in pool]
+    extra = [i for i, _ in lexical if i not in pool]
     if not extra:
         return ranked
     more = _rerank(ctx, query, qvec, extra, {}, {}, lexical, {}, want, rc)
@@ -206,7 +210,7 @@ def _beyond_the_pool(ctx: Context, query: str, qvec: np.ndarray | None, filters:
     shift = top - floor + 1e-6 if floor is not None and top >= floor else 0.0  # keeps their order and gaps
     score = {**ranked.score, **{i: more.score[i] - shift for i in more.ids}}
     return Ranked(ranked.ids + more.ids, score, {**ranked.parts, **more.parts}, ranked.parent,
-                  {**ranked.rows, **more.rows})
+                  {**ranked.rows, **more.rows}, pooled=len(ranked.ids))
 
 
 def _seeds(ctx: Context, query: str, qvec: np.ndarray | None, filters: Mapping[str, Any], include_archived: bool,
