@@ -171,3 +171,17 @@ def test_temporary_storage_is_sqlites_default_not_memory(tmp_path):
     (bench/reingest.py measures it; a timing has no place in a test, so this pins the setting)."""
     with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
         assert kb.store.conn.execute("PRAGMA temp_store").fetchone()[0] == 0
+
+
+def test_without_a_writable_temporary_folder_temporary_storage_is_memory(tmp_path, monkeypatch):
+    """In a read-only container (no writable /tmp, /var/tmp or working folder) SQLite's temporary files fail:
+    opening a new knowledge base ended in 'disk I/O error' (review finding). Memory is used there."""
+    from graphmem.store.sqlite import connect
+
+    monkeypatch.setattr(connect, "_temp_dir_writable", lambda: False)
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        assert kb.store.conn.execute("PRAGMA temp_store").fetchone()[0] == 2
+    monkeypatch.undo()
+    connect._temp_dir_writable.cache_clear()
+    monkeypatch.setenv("SQLITE_TMPDIR", str(tmp_path))
+    assert connect._temp_dir_writable()

@@ -3,6 +3,8 @@ pragmas. (The migrations applied on open stay in store.py.)"""
 
 from __future__ import annotations
 
+import functools
+import os
 import sqlite3
 from pathlib import Path
 
@@ -69,7 +71,10 @@ class ConnectionMixin:
         # temp_store stays SQLite's default (temporary files, cached by the OS until they grow): with
         # temp_store = MEMORY the savepoint journal of the wiki's page writes inside an ingest stayed in
         # memory, where SQLite walks it as a list: re-ingesting 2,000 changed notes took 6.6x a first ingest
-        # of them per document (bench/reingest.py; 1.1x without it).
+        # of them per document (bench/reingest.py; 1.1x without it). Where no temporary folder is writable
+        # (a read-only container), temporary files would fail every big write: memory it is, there.
+        if not _temp_dir_writable():
+            c.execute("PRAGMA temp_store = MEMORY")
         # Index pages of a growing knowledge base (mentions, provenance, names) are touched at
         # random by every ingest: a 64 MB page cache and memory-mapped reads keep that cost flat
         # instead of re-reading them through the OS at every transaction. The map is capped at
@@ -85,3 +90,11 @@ class ConnectionMixin:
                 "this Python's SQLite has no FTS5; install a Python built with FTS5 (e.g. python.org or "
                 "distribution builds) to use graphmem"
             ) from None
+
+
+@functools.lru_cache(maxsize=1)
+def _temp_dir_writable() -> bool:
+    """Whether SQLite can create its temporary files: one of the folders it looks in ($SQLITE_TMPDIR,
+    $TMPDIR, /var/tmp, /usr/tmp, /tmp, the working folder) is writable. Asked once per process."""
+    candidates = [os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp", "."]
+    return any(d and os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK) for d in candidates)
