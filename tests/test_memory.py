@@ -131,7 +131,8 @@ def test_delete_keeps_history_and_the_session_goes_on(kb: graphmem.KnowledgeBase
     assert kb.memory.get_all(user_id="u1", include_archived=True)["results"][0]["id"] == a
     c = kb.memory.add("three", user_id="u1", run_id="r1")["results"][0]["id"]  # pointer was the deleted one
     assert kb.memory.get(c)["memory"] == "three"
-    assert edges_of(kb, user_id="u1") == set()
+    # the session goes on from the memory said before the deleted one (it used to start over, unlinked)
+    assert {(s, d, t) for s, d, t in edges_of(kb, user_id="u1")} == {(a, c, "TEMPORAL_NEXT"), (c, a, "REPLY_TO")}
 
 
 @pytest.mark.parametrize("call", [
@@ -329,3 +330,20 @@ def test_updating_a_memory_to_the_same_text_changes_nothing(kb):
 def test_infer_must_be_a_boolean(kb, infer):
     with pytest.raises(graphmem.InvalidInput, match="infer"):
         kb.memory.add("the boat is blue", user_id="u1", infer=infer)
+
+
+def test_a_session_whose_last_memory_was_deleted_keeps_its_chain(kb):
+    """Review finding: the session's last-memory pointer still named a deleted memory, so the next memory got
+    no predecessor (A, B, C; delete C; add D: no B -> D), and after delete_all a re-import lost links."""
+    ids = {n: kb.memory.add(f"turn {n}", user_id="u1", run_id="r1", timestamp=f"2026-03-01T10:0{i}:00Z")
+           ["results"][0]["id"] for i, n in enumerate("ABC")}
+    kb.memory.delete(ids.pop("C"))
+    ids["D"] = kb.memory.add("turn D", user_id="u1", run_id="r1", timestamp="2026-03-01T10:05:00Z")["results"][0]["id"]
+    assert ("B", "TEMPORAL_NEXT", "D") in _session_edges(kb, ids)
+    kb.memory.delete_all(user_id="u1")
+    again = {}
+    for n, at in (("X", "09:00"), ("Y", "09:30"), ("Z", "11:00"), ("W", "11:10")):
+        again[n] = kb.memory.add(f"turn {n}", user_id="u1", run_id="r1",
+                                 timestamp=f"2026-03-01T{at}:00Z")["results"][0]["id"]
+    tn = [e for e in _session_edges(kb, again) if e[1] == "TEMPORAL_NEXT"]
+    assert tn == [("X", "TEMPORAL_NEXT", "Y"), ("Y", "TEMPORAL_NEXT", "Z"), ("Z", "TEMPORAL_NEXT", "W")]

@@ -78,6 +78,9 @@ def _delta(value: Any) -> float:
     return float(value)
 
 
+_END_OF_TIME = "9999-12-31T23:59:59.999Z"  # later than any said_at (iso() of a datetime)
+
+
 @checked_inputs("memory")
 class Memory(ContextGraphMaintenance):
     """The memories face of a knowledge base."""
@@ -207,7 +210,18 @@ class Memory(ContextGraphMaintenance):
                     kb.embeddings.embed_items("memory", [(mem["id"], text)])
                     prev = last = store.memory_session(sess)
                     following = None
-                    if last is not None and said < last[1]:
+                    if last is not None and not store.get_memories([last[0]]):
+                        # the session's last memory was deleted (delete_all before a re-import): the memories
+                        # said around this one are found as for an out-of-order one
+                        prev, following = store.memory_session_neighbours(skey, filters.get("run_id"), said,
+                                                                          mem["id"])
+                        last = None
+                        if following is not None:  # the pointer goes to the session's real latest memory
+                            last = store.memory_session_neighbours(skey, filters.get("run_id"), _END_OF_TIME,
+                                                                   mem["id"])[0]
+                            assert last is not None
+                            store.set_memory_session(sess, last[0], last[1])
+                    elif last is not None and said < last[1]:
                         # said before the session's latest (an import out of order, or a writer that took
                         # its time before the lock): linked between the memories said around it
                         prev, following = store.memory_session_neighbours(skey, filters.get("run_id"), said,
