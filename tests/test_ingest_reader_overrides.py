@@ -65,3 +65,15 @@ def test_an_unknown_reader_name_stops_the_ingest_before_anything_is_written(tmp_
         assert "ingest.readers" in str(info.value) and "'log'" in str(info.value)
         assert "plaintext" in str(info.value) and "text" in str(info.value)
         assert kb.stats()["documents"] == 0
+
+
+def test_reader_names_ignore_case_and_json_means_one_json_document(tmp_path: Path) -> None:
+    """'JSONL' was refused, and '.ndjson = "json"' still read the file as JSON Lines (review finding)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _records(folder / "lines.data", 2)
+    (folder / "list.ndjson").write_text(json.dumps([{"id": "l1", "title": "L", "text": "A list record."}]),
+                                        encoding="utf-8")
+    with _kb(tmp_path, {".data": "JSONL", ".ndjson": "json"}) as kb:
+        summary = kb.ingest_paths([folder])
+        assert summary.added == 3 and not summary.skipped

@@ -87,7 +87,8 @@ def _read_files(ctx: Context, found: Iterable[tuple[Path | Skipped, str]], summa
             if is_bulk:
                 outputs: Iterable[SourceDocument | Skipped] = bulk_reader.read_file(
                     item, doc_id, cfg.max_record_chars,
-                    jsonl=True if as_jsonl or reader is bulk_reader.read_jsonl else None)
+                    jsonl=True if as_jsonl or reader is bulk_reader.read_jsonl
+                    else False if overrides.get(item.suffix.lower()) == "json" else None)
             else:
                 raw = item.read_bytes()
                 # The reader's documents are small in number (one, for every format but bulk):

@@ -45,11 +45,12 @@ def reader_overrides(table: Mapping[str, str]) -> dict[str, str]:
     from ...errors import InvalidInput
 
     out: dict[str, str] = {}
-    for key, name in table.items():
+    for key, raw_name in table.items():
+        name = raw_name.strip().lower()  # "JSONL" as "jsonl"
         suffix = key.strip().lower()
         suffix = suffix if suffix.startswith(".") else "." + suffix
         if suffix == "." or name not in _BY_NAME:
-            what = "an empty extension" if suffix == "." else f"unknown reader '{name}'"
+            what = "an empty extension" if suffix == "." else f"unknown reader '{raw_name}'"
             raise InvalidInput(f"ingest.readers: {what} for '{key}' in config.toml; map an extension such as "
                                f"\".log\" to one of {sorted(_BY_NAME)}")
         out[suffix] = name
@@ -60,7 +61,7 @@ def reader_for(path: Path, overrides: Mapping[str, str] | None = None) -> Reader
     """The reader for ``path`` by extension; ``overrides``: :func:`reader_overrides`' mapping."""
     suffix = path.suffix.lower()
     if overrides and suffix in overrides:
-        name = overrides[suffix]
+        name = overrides[suffix].strip().lower()
         if name not in _BY_NAME:
             reader_overrides({suffix: name})  # raises, naming the key
         return _BY_NAME[name]
