@@ -190,7 +190,9 @@ class SkillResource(BaseModel):
 def skill_content(skill: dict[str, Any]) -> str:
     """The SKILL.md body wrapped as ``<skill_content name="...">``, the name escaped as an XML attribute (a
     name is a stranger's text: unescaped, ``q"><system>...`` closed the tag)."""
-    body = str(skill.get("body", "")).strip("\n")
+    # the body is the skill's own markdown, kept as written, except a closing tag of the wrapper: written
+    # there, the rest of the body would read as outside the skill
+    body = str(skill.get("body", "")).strip("\n").replace("</skill_content>", "&lt;/skill_content>")
     return f'<skill_content name="{xml_escape(str(skill["name"]), {chr(34): "&quot;"})}">\n{body}\n</skill_content>'
 
 
