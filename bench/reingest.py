@@ -3,8 +3,9 @@
 A folder of N small Markdown notes (each naming three of 300 services) is ingested into a fresh knowledge base
 through the CLI's code path (``kb.ingest_paths``, default wiki pages, the offline extractor, no embedding model
 so the figure is graphmem's own), then every file is changed (one line appended) and the folder ingested
-again: N new versions, each regenerating its summary page and the entity pages it names. It prints wall and
-CPU seconds per phase, ms per document, and the re-ingest's ratio to the first ingest, and writes JSON.
+again: N new versions, each regenerating its summary page and the entity pages it names; then every tenth file
+is deleted and the folder ingested with ``prune=True``. It prints wall and CPU seconds per phase, ms per
+document, the re-ingest's ratio to the first ingest and CPU ms per pruned document, and writes JSON.
 
     python bench/reingest.py [--files 2000] [--rounds 2] [--out bench/results/reingest.json]
     PYTHONPATH=<other tree>/src python bench/reingest.py ...     # another version, same command
@@ -58,11 +59,17 @@ def one_round(root: Path, n: int) -> dict[str, Any]:
             with p.open("a", encoding="utf-8") as fh:
                 fh.write("Changed once.\n")
         rw, rc, again = timed(lambda: kb.ingest_paths([vault]))
+        gone = paths[:: 10]  # every tenth file deleted, then the folder ingested with prune
+        for p in gone:
+            p.unlink()
+        pw, pc, pruned = timed(lambda: kb.ingest_paths([vault], prune=True))
     assert first.added == n and again.new_versions == n, (first.to_dict(), again.to_dict())
+    assert len(pruned.pruned) == len(gone), pruned.to_dict()
     return {"files": n, "first_wall_s": round(fw, 3), "first_cpu_s": round(fc, 3),
             "reingest_wall_s": round(rw, 3), "reingest_cpu_s": round(rc, 3),
             "first_cpu_ms_per_doc": round(fc * 1000 / n, 3), "reingest_cpu_ms_per_doc": round(rc * 1000 / n, 3),
-            "cpu_ratio": round(rc / fc, 2)}
+            "cpu_ratio": round(rc / fc, 2), "pruned": len(gone), "prune_wall_s": round(pw, 3),
+            "prune_cpu_s": round(pc, 3), "prune_cpu_ms_per_pruned_doc": round(pc * 1000 / len(gone), 3)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,12 +86,15 @@ def main(argv: list[str] | None = None) -> int:
         row = rows[-1]
         print(f"round {r + 1}: first ingest {row['first_cpu_s']:.2f} s CPU ({row['first_cpu_ms_per_doc']:.2f} ms/doc), "
               f"re-ingest of all {args.files} changed {row['reingest_cpu_s']:.2f} s CPU "
-              f"({row['reingest_cpu_ms_per_doc']:.2f} ms/doc): ratio {row['cpu_ratio']:.2f}", flush=True)
-    print("\n| round | first ingest, CPU ms/doc | re-ingest, CPU ms/doc | ratio | wall s (first / re-ingest) |")
-    print("|---|---|---|---|---|")
+              f"({row['reingest_cpu_ms_per_doc']:.2f} ms/doc): ratio {row['cpu_ratio']:.2f}; pruning "
+              f"{row['pruned']} deleted files {row['prune_cpu_ms_per_pruned_doc']:.2f} CPU ms each", flush=True)
+    print("\n| round | first ingest, CPU ms/doc | re-ingest, CPU ms/doc | ratio | prune, CPU ms per pruned doc |"
+          " wall s (first / re-ingest / prune) |")
+    print("|---|---|---|---|---|---|")
     for i, row in enumerate(rows, 1):
         print(f"| {i} | {row['first_cpu_ms_per_doc']:.2f} | {row['reingest_cpu_ms_per_doc']:.2f} | "
-              f"{row['cpu_ratio']:.2f} | {row['first_wall_s']:.1f} / {row['reingest_wall_s']:.1f} |")
+              f"{row['cpu_ratio']:.2f} | {row['prune_cpu_ms_per_pruned_doc']:.2f} | {row['first_wall_s']:.1f} / "
+              f"{row['reingest_wall_s']:.1f} / {row['prune_wall_s']:.1f} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"rows": rows, "command": " ".join(sys.argv), "graphmem": graphmem.__file__},
                                    indent=2) + "\n", encoding="utf-8")

@@ -185,3 +185,32 @@ def test_without_a_writable_temporary_folder_temporary_storage_is_memory(tmp_pat
     connect._temp_dir_writable.cache_clear()
     monkeypatch.setenv("SQLITE_TMPDIR", str(tmp_path))
     assert connect._temp_dir_writable()
+
+
+def test_deleting_a_document_reads_its_own_evidence_not_everyones(tmp_path):
+    """Pruning 800 of 8,000 documents took 86 ms each (34 ms at 2,000): the lookup of the items a document
+    supported walked every node's and relation's evidence. Counted in SQLite VM steps (no timing): deleting
+    one document from a knowledge base 8x bigger costs about the same."""
+    def steps_to_delete(n_docs: int, folder: str) -> int:
+        with graphmem.open(tmp_path / folder, config={"embeddings": {"model": "none"},
+                                                      "wiki": {"auto_pages": False}}) as kb:
+            for i in range(n_docs):
+                kb.ingest_with_content(f"d{i}", f"D{i}", "s", f"Service{i % 40} depends on Service{(i + 1) % 40}.",
+                                       entities=[{"name": f"Service{i % 40}", "type": "service"},
+                                                 {"name": f"Service{(i + 1) % 40}", "type": "service"}],
+                                       relations=[{"source": f"Service{i % 40}", "target": f"Service{(i + 1) % 40}",
+                                                   "type": "depends on"}])
+            count = [0]
+
+            def tick() -> int:
+                count[0] += 1
+                return 0
+
+            kb.store.conn.set_progress_handler(tick, 100)
+            with kb.store.transaction():
+                kb.store.delete_document("d7")
+            kb.store.conn.set_progress_handler(None, 0)
+            return count[0]
+
+    small, big = steps_to_delete(50, "small"), steps_to_delete(400, "big")
+    assert big < 2 * small + 20, (small, big)

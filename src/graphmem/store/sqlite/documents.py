@@ -191,10 +191,13 @@ class DocumentSqlMixin(SqlHelpers):
         Returns the ids of the nodes and edges that lost provenance, so that the caller can
         prune those left unsupported.
         """
-        node_ids = {r[0] for r in self._rows(
-            "SELECT DISTINCT item_id FROM provenance WHERE doc_id = ? AND item_kind = 'node'", (doc_id,))}
-        edge_ids = {r[0] for r in self._rows(
-            "SELECT DISTINCT item_id FROM provenance WHERE doc_id = ? AND item_kind = 'edge'", (doc_id,))}
+        # By the document's index: left to itself SQLite took (item_kind, item_id), which makes DISTINCT free
+        # but walks every node's or relation's evidence, so each delete cost more the bigger the knowledge base
+        # (pruning 800 of 8,000 documents: 86 ms each, 42 of 51 s in these two statements).
+        rows = self._rows("SELECT DISTINCT item_kind, item_id FROM provenance INDEXED BY provenance_doc"
+                          " WHERE doc_id = ? AND item_kind IN ('node', 'edge')", (doc_id,))
+        node_ids = {r[1] for r in rows if r[0] == "node"}
+        edge_ids = {r[1] for r in rows if r[0] == "edge"}
         self.conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))  # cascades
         return LostEvidence(node_ids, edge_ids)
 
