@@ -318,14 +318,14 @@ def mentioned_skills(body: str, idx: SkillIndex, src: Any) -> set[int]:
         if j is not None:
             out.add(j)
     words = _WORDS.findall(lower)
-    first = idx.multiword_names
+    lengths = idx.multiword_lengths
+    names = idx.names
     for i, w in enumerate(words):
-        keys = first.get(w)
-        if not keys:
-            continue
-        for key in keys:
-            n = key.count(" ") + 1
-            if " ".join(words[i : i + n]) == key:
+        for n in lengths.get(w, ()):
+            if i + n > len(words):
+                break  # (sorted lengths) fewer words left than the name has
+            key = " ".join(words[i : i + n])
+            if key in names:  # a multi-word name (its first word is w, so it has n words)
                 j = _resolve(key, me, idx)
                 if j is not None:
                     out.add(j)
