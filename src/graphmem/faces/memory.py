@@ -20,13 +20,14 @@ import numpy as np
 from ..config_sections import ContextGraphConfig, MemoryConfig
 from ..errors import InvalidInput, NotFound
 from ..memory.decay import LAST_TICK_KEY, relevance_now, tick, try_tick
-from ..memory.edges import EDGE_WEIGHTS, edge_id, plan_edges, session_splice
+from ..memory.edges import EDGE_WEIGHTS, edge_id, place_in_session, plan_edges, session_splice
 from ..memory.llm import LLMError
 from ..memory.scope import (
     SCOPE_FIELDS,
     check_metadata,
     check_text,
     doc_refs,
+    message_items,
     parse_iso,
     parse_timestamp,
     require_scope,
@@ -78,9 +79,6 @@ def _delta(value: Any) -> float:
     return float(value)
 
 
-_END_OF_TIME = "9999-12-31T23:59:59.999Z"  # later than any said_at (iso() of a datetime)
-
-
 @checked_inputs("memory")
 class Memory(ContextGraphMaintenance):
     """The memories face of a knowledge base."""
@@ -109,27 +107,6 @@ class Memory(ContextGraphMaintenance):
         return self._kb.config.memory.context_graph
 
     # -- writing --------------------------------------------------------------------------------
-
-    def _items(self, messages_or_text: Any) -> list[tuple[str | None, str]]:
-        max_chars = self._cfg.max_text_chars
-        if isinstance(messages_or_text, str):
-            return [(None, check_text(messages_or_text, "text", max_chars))]
-        if isinstance(messages_or_text, Mapping):
-            messages_or_text = [messages_or_text]
-        if not isinstance(messages_or_text, Sequence) or not messages_or_text:
-            raise InvalidInput("messages: expected a text or a non-empty list of {role, content} messages")
-        out: list[tuple[str | None, str]] = []
-        for i, m in enumerate(messages_or_text):
-            if isinstance(m, str):
-                out.append((None, check_text(m, f"messages[{i}]", max_chars)))
-                continue
-            if not isinstance(m, Mapping) or "content" not in m:
-                raise InvalidInput(f"messages[{i}]: expected a {{role, content}} mapping or a string")
-            role = m.get("role")
-            if role is not None and (not isinstance(role, str) or not role.strip()):
-                raise InvalidInput(f"messages[{i}].role: expected a non-empty string, got {role!r}")
-            out.append((role, check_text(m["content"], f"messages[{i}].content", max_chars)))
-        return out
 
     def _vector(self, memory_id: str) -> np.ndarray | None:
         model = self._kb.embeddings.stored_model()
@@ -181,7 +158,7 @@ class Memory(ContextGraphMaintenance):
         filters = scope_filters(user_id=user_id, agent_id=agent_id, run_id=run_id, tenant_id=tenant_id, writing=True)
         require_scope(filters, self._cfg.require_scope, "add")
         meta = check_metadata(metadata)
-        items = self._items(messages_or_text)
+        items = message_items(messages_or_text, self._cfg.max_text_chars)
         now = kb.now()
         said = parse_timestamp(timestamp, now)
         sources: list[dict[str, Any] | None] = [None] * len(items)
@@ -208,28 +185,9 @@ class Memory(ContextGraphMaintenance):
                         "metadata": {**meta, **({"source_message": source} if source else {})}}
                     store.insert_memory(mem)
                     kb.embeddings.embed_items("memory", [(mem["id"], text)])
-                    prev = last = store.memory_session(sess)
-                    following = None
-                    if last is not None and not store.get_memories([last[0]]):
-                        # the session's last memory was deleted (delete_all before a re-import): the memories
-                        # said around this one are found as for an out-of-order one
-                        prev, following = store.memory_session_neighbours(skey, filters.get("run_id"), said,
-                                                                          mem["id"])
-                        last = None
-                        if following is not None:  # the pointer goes to the session's real latest memory
-                            last = store.memory_session_neighbours(skey, filters.get("run_id"), _END_OF_TIME,
-                                                                   mem["id"])[0]
-                            assert last is not None
-                            store.set_memory_session(sess, last[0], last[1])
-                    elif last is not None and said < last[1]:
-                        # said before the session's latest (an import out of order, or a writer that took
-                        # its time before the lock): linked between the memories said around it
-                        prev, following = store.memory_session_neighbours(skey, filters.get("run_id"), said,
-                                                                          mem["id"])
+                    prev, following = place_in_session(store, sess, skey, filters.get("run_id"), said, mem["id"])
                     linked = self._link(mem, prev, now, following=following)
                     edges += linked
-                    if last is None or said >= last[1]:
-                        store.set_memory_session(sess, mem["id"], said)
                     store.add_memory_version(mem["id"], 1, "ADD", None, text, now)
                     store.append_event("memory.added", mem["id"], now,
                                        {**filters, "said_at": said, "chars": len(text), "inferred": bool(source),

@@ -21,7 +21,7 @@ from .scope import parse_iso
 if TYPE_CHECKING:
     from ..context import Context
 
-__all__ = ["EDGE_WEIGHTS", "AUTO_TYPES", "LLM_TYPES", "plan_edges", "edge_id", "session_splice"]
+__all__ = ["EDGE_WEIGHTS", "AUTO_TYPES", "LLM_TYPES", "plan_edges", "edge_id", "place_in_session", "session_splice"]
 
 REPLY_TO, TEMPORAL_NEXT, DOCUMENT_LINK, TOPIC_SIMILAR, UPDATED_FROM = (
     "REPLY_TO", "TEMPORAL_NEXT", "DOCUMENT_LINK", "TOPIC_SIMILAR", "UPDATED_FROM")
@@ -84,3 +84,30 @@ def plan_edges(ctx: Context, mem: Mapping[str, Any], vec: np.ndarray | None,
             if sim >= cfg.topic_min_similarity and (earlier is None or other in earlier):
                 out.append((mid, other, TOPIC_SIMILAR, round(min(sim, 1.0), 4)))
     return out
+
+
+_END_OF_TIME = "9999-12-31T23:59:59.999Z"  # later than any said_at (scope.iso() of a datetime)
+
+
+def place_in_session(store: Any, sess: str, skey: str, run_id: str | None, said: str, memory_id: str
+                     ) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """``(previous, following)`` of a new memory in its session (inside the add's transaction); the session's
+    last-memory pointer moves when the new one is its latest.
+
+    Usually the previous one is the session's last and there is no following one. A memory said before the
+    session's latest (an import out of order, a writer that took its time before the lock) goes between the
+    memories said around it; so does one whose session's last memory was deleted (a re-import after
+    delete_all), whose pointer then moves to the session's real latest memory."""
+    last = store.memory_session(sess)
+    alive = last is not None and bool(store.get_memories([last[0]]))
+    if last is None or (alive and said >= last[1]):
+        store.set_memory_session(sess, memory_id, said)
+        return (last if alive else None), None
+    prev, following = store.memory_session_neighbours(skey, run_id, said, memory_id)
+    if following is None:
+        store.set_memory_session(sess, memory_id, said)
+    elif not alive:
+        latest = store.memory_session_neighbours(skey, run_id, _END_OF_TIME, memory_id)[0]
+        if latest is not None:
+            store.set_memory_session(sess, latest[0], latest[1])
+    return prev, following

@@ -7,7 +7,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -146,3 +146,27 @@ def doc_refs(metadata: Mapping[str, Any], text: str) -> list[str]:
             refs.append(str(value).strip())
     refs += [u.rstrip(".,;:!?") for u in _URL.findall(text)]
     return list(dict.fromkeys(refs))
+
+
+def message_items(messages_or_text: Any, max_chars: int) -> list[tuple[str | None, str]]:
+    """``(role, text)`` of each memory an add stores: a text, one ``{role, content}`` message, or a list of
+    either; InvalidInput naming the bad message otherwise."""
+    if isinstance(messages_or_text, str):
+        return [(None, check_text(messages_or_text, "text", max_chars))]
+    if isinstance(messages_or_text, Mapping):
+        messages_or_text = [messages_or_text]
+    if not isinstance(messages_or_text, Sequence) or isinstance(messages_or_text, (bytes, bytearray)) \
+            or not messages_or_text:
+        raise InvalidInput("messages: expected a text or a non-empty list of {role, content} messages")
+    out: list[tuple[str | None, str]] = []
+    for i, m in enumerate(messages_or_text):
+        if isinstance(m, str):
+            out.append((None, check_text(m, f"messages[{i}]", max_chars)))
+            continue
+        if not isinstance(m, Mapping) or "content" not in m:
+            raise InvalidInput(f"messages[{i}]: expected a {{role, content}} mapping or a string")
+        role = m.get("role")
+        if role is not None and (not isinstance(role, str) or not role.strip()):
+            raise InvalidInput(f"messages[{i}].role: expected a non-empty string, got {role!r}")
+        out.append((role, check_text(m["content"], f"messages[{i}].content", max_chars)))
+    return out
