@@ -353,3 +353,21 @@ def test_timestamps_come_from_the_knowledge_base_clock(tmp_path):
         assert again["created"] is False and again["updated"] == "2026-11-30T10:00:00.000Z"
         assert kb.wiki.get_log()[-1]["line"] == "## [2026-11-30T10:00:00Z] update | topic/t — T"
         assert "updated: \"2026-11-30T10:00:00.000Z\"" in Path(again["path"]).read_text(encoding="utf-8")
+
+
+def test_entity_pages_whose_names_end_in_digits_are_not_regenerated_at_every_sync(tmp_path):
+    """INC-2041, HTTP 503, PostgreSQL 15: their slugs end in -<digits>, which the legacy-slug check took for
+    a numbered duplicate; every `wiki sync` marked and regenerated them and they never moved (on the bundled
+    example, 6 pages each sync; 3 s per sync on an 8,000-document knowledge base)."""
+    import graphmem
+    from graphmem.wiki.generate import legacy_slug_marks
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}}) as kb:
+        kb.ingest_with_content(
+            "inc", "Incident", "s", "INC-2041 was caused by PostgreSQL 15. INC-2041 affects PostgreSQL 15.\n",
+            entities=[{"name": "INC-2041", "type": "incident"}, {"name": "PostgreSQL 15", "type": "database"}],
+            relations=[{"source": "INC-2041", "target": "PostgreSQL 15", "type": "caused by"}])
+        slugs = {p.slug for p in kb.store.list_pages("entity")}
+        assert {"inc-2041", "postgresql-15"} <= slugs
+        assert legacy_slug_marks(kb.store) == []
+        assert kb.wiki.sync().to_dict()["regenerated"] == 0

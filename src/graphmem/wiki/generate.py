@@ -468,6 +468,12 @@ def legacy_slug_marks(store: Store) -> list[str]:
                 marks.append(p.subject or "")
     numbered = [(p, m.group("base")) for p in store.list_pages("entity")
                 if p.subject and p.subject.startswith(ENT) and (m := _NUMBERED.match(p.slug))]
+    # only a -N its entity's name does not have (as _wanted_slug): "INC-2041", "HTTP 503" or "PostgreSQL 15"
+    # end in digits themselves, and were marked, regenerated and left where they were at every sync
+    nodes = store.get_nodes([(p.subject or "")[len(ENT):] for p, _ in numbered])
+    numbered = [(p, base) for p, base in numbered
+                if (node := nodes.get((p.subject or "")[len(ENT):])) is not None
+                and _base_slug(node.name, p.subject or "") == base]
     holders = store.pages_by_slug(b for _, b in numbered)
     moving = set(marks)
     for p, base in numbered:
