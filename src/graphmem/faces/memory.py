@@ -120,8 +120,6 @@ class Memory(ContextGraphMaintenance):
         """Edges, references and mentions of a stored memory (inside the caller's transaction)."""
         store = self._kb.store
         refs = doc_refs(mem["metadata"], mem["text"])
-        if prev is not None and not store.get_memories([prev[0]]):
-            prev = None  # the session's last memory was deleted
         if prev is not None and following is not None:  # said between them: the chain runs through it
             store.delete_memory_edges_by_id(session_splice(prev[0], following[0]))
         planned = plan_edges(self._kb.ctx, mem, self._vector(mem["id"]), prev, refs, earlier, following)

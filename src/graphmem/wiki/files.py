@@ -253,10 +253,22 @@ class FileTxn:
         changes first is graphmem's own change, not an edit."""
         if not ch.keep_edits or ch.pending:
             return False
+        # the caller has just checked the path (commit): opened here without a second walk, never through a link
         try:
-            return read_bytes(self.root, ch.path) != ch.old
-        except (OSError, BackendError):
+            fd = os.open(ch.path, os.O_RDONLY | _NOFOLLOW)
+        except FileNotFoundError:
+            return ch.old is not None
+        except OSError:
             return False  # the rename that follows reports what is wrong
+        try:
+            size = os.fstat(fd).st_size
+            if ch.old is None or size != len(ch.old):
+                return True
+            return os.read(fd, size + 1) != ch.old
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
 
     def commit(self) -> None:
         """Rename every staged file into place (deletions last); on a failure put back what

@@ -153,15 +153,24 @@ def summary_slug_base(title: str, subject: str) -> str:
 
 
 def _allocate(store: Store, wiki_dir: Any, category: str, base: str, planned: set[str],
-              vacated: set[str] | frozenset[str] = frozenset(), title: str | None = None) -> str:
+              vacated: set[str] | frozenset[str] = frozenset(), title: str | None = None,
+              leftovers: set[str] | None = None) -> str:
     """The first free slug from ``base``. ``title``: the page's; an unindexed file that is graphmem's own
-    page of that title (left by a writer killed before its commit) is free, see wiki/leftovers.py."""
+    page of that title (left by a writer killed before its commit) is free, see wiki/leftovers.py, and its
+    slug is added to ``leftovers`` (its write then replaces those bytes)."""
     taken = store.slugs_taken(base) - vacated
     slug, n = base, 1
-    # Never overwrite a file that sits there unindexed (dropped by hand, not yet synced).
-    while slug in taken or slug in planned or (
-            exists(wiki_dir, path := page_path(wiki_dir, category, slug))
-            and not (title is not None and own_leftover(wiki_dir, path, category, title))):
+    while True:
+        if slug not in taken and slug not in planned:
+            path = page_path(wiki_dir, category, slug)
+            if not exists(wiki_dir, path):
+                break
+            # Never overwrite a file that sits there unindexed (dropped by hand, not yet synced), unless it
+            # is only graphmem's own page of this title
+            if title is not None and own_leftover(wiki_dir, path, category, title):
+                if leftovers is not None:
+                    leftovers.add(slug)
+                break
         n += 1
         slug = f"{base}-{n}"
     planned.add(slug)
@@ -266,6 +275,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
     # Summary titles this batch gives new pages: a later document of the same title is told apart
     # by its id, as it is when the two are regenerated one document at a time.
     new_titles: set[str] = set()
+    leftovers: set[str] = set()  # slugs whose unindexed file is graphmem's own, taken back (see _allocate)
     wanted: dict[str, set[str]] = {}  # category -> titles of the pages to name (looked up at once)
     for subject, category, title in targets:
         if subject not in ctx.slugs:
@@ -286,7 +296,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
         elif subject.startswith(DOC):
             new_titles.add(normalize_name(title))
         base = summary_slug_base(title, subject) if subject.startswith(DOC) else _base_slug(title, subject)
-        ctx.slugs[subject] = _allocate(store, core.dir, category, base, planned, vacated, title)
+        ctx.slugs[subject] = _allocate(store, core.dir, category, base, planned, vacated, title, leftovers)
 
     core.slug_hint.update({slug: s[len(ENT):] for s, slug in ctx.slugs.items() if s.startswith(ENT)})
 
@@ -315,7 +325,7 @@ def plan_auto_pages(core: WikiCore, keys: Sequence[str], now: str, relink_of: La
             aliases = list(dict.fromkeys([ctx.nodes[nid].name, *ctx.nodes[nid].aliases[:10]]))
         w = page_write(core, page, category, slug, title, subject, block, sources, tags, aliases, now,
                         retitle_for(store, docs[subject[len(DOC):]], page, SUMMARY_PREFIX) if subject.startswith(DOC)
-                        else None)
+                        else None, leftover=page is None and slug in leftovers)
         if w is not None:
             plan.writes.append(w)
             if w.category == "summary":

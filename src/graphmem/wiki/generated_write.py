@@ -33,15 +33,17 @@ def retitle_for(store: Store, doc: Document, page: Page | None, summary_prefix: 
 
 def page_write(core: WikiCore, page: Page | None, category: str, slug: str, title: str, subject: str,
                 block: str, sources: list[str], tags: list[str], aliases: list[str], now: str,
-                retitle: Retitle | None = None) -> PageWrite | None:
+                retitle: Retitle | None = None, leftover: bool = False) -> PageWrite | None:
     """The write that puts ``block`` in the page (None when nothing would change); a page
     whose slug changed (generate.py, ``_move_legacy_slugs``) is written at its new path. ``retitle`` (summary
-    pages): what decides whether the page follows its document's new title (wiki/retitle.py)."""
+    pages): what decides whether the page follows its document's new title (wiki/retitle.py); ``leftover``: see
+    below."""
     renamed = page is not None and page.slug != slug
     rel = f"{page.category if page else category}/{slug}.md" if renamed or page is None else page.path
-    # a new page's path holds a file only when _allocate took back graphmem's own leftover there (a killed
-    # ingest's): its bytes are what the write replaces, so the commit's edit check sees no edit
-    old = read_bytes(core.dir, core.abspath(page.path) if page else core.dir / rel)
+    # ``leftover``: a new page whose path holds graphmem's own file a killed ingest left (generate._allocate
+    # took it back): its bytes are what the write replaces, so the commit's edit check sees no edit
+    old = read_bytes(core.dir, core.abspath(page.path)) if page else (
+        read_bytes(core.dir, core.dir / rel) if leftover else None)
     if old is not None and page is not None:
         try:
             old_text = old.decode("utf-8")
