@@ -20,6 +20,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
+from ...errors import InvalidInput
 from .bind import is_loopback
 
 __all__ = ["Guard", "OPEN_PATHS", "OPEN_PREFIXES", "checked_origins"]
@@ -142,8 +143,6 @@ def checked_origins(origins: Iterable[str]) -> tuple[str, ...]:
     """``--cors-origin`` values as a browser sends them in ``Origin`` (lower case, no trailing slash): a value
     written ``http://App.example:3000/`` matched in the guard but not in Starlette's CORS layer, which answered
     its preflight 400. ``*`` is refused: name each site (any page on the web could call the server)."""
-    from ...errors import InvalidInput
-
     out: list[str] = []
     for raw in origins:
         origin = _normal_origin(raw)
