@@ -161,3 +161,17 @@ def test_pages_never_take_the_names_of_index_md_and_log_md(title, slug):
 
     assert slugify(title) == slug
     assert category_slug("Log") == "log"  # a category folder wiki/log/ is no clash with wiki/log.md
+
+
+@pytest.mark.parametrize("line, links", [
+    ("see [[a]] and `[[b]]`", ["a"]),
+    ("an id ``x`[[b]]`` then [[c]]", ["c"]),          # what code_span writes for an id holding a backtick
+    ("``[[b]]` `` and [[c]]", ["c"]),
+    ("unclosed `[[d]] here", ["d"]),
+])
+def test_links_inside_code_spans_of_any_fence_are_no_links(line, links):
+    """code_span fences an id holding backticks with a longer run; the link parser only knew single
+    backticks, so '``x`[[b]]``' left a phantom link to b (review finding)."""
+    from graphmem.wiki.markdown import parse_links
+
+    assert [ln.target for ln in parse_links(line)] == links

@@ -54,7 +54,9 @@ END = "<!-- graphmem:end generated -->"
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
+# A code span as CommonMark reads it: a run of backticks, then the same run closing it (code_span writes ids
+# holding backticks that way); links inside one are no links.
+_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.*?)(?<!`)\1(?!`)")
 _LINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
 _CLAIM = re.compile(
     r"^\s*(?:[-*+]|\d+\.)\s+\[\[([^\[\]\n|#]+)(?:\|[^\[\]\n]*)?\]\]\s+\**([A-Za-z][A-Za-z _-]{0,48}?)\**\s+"
