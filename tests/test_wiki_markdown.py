@@ -65,6 +65,10 @@ def test_unique_slug_and_shards() -> None:
     assert unique_slug("a", {"a", "a-2"}) == "a-3"
     assert [shard_of(s) for s in ("memory-leak", "9lives", "_x", "a-b", "q", "Ünï")] == ["me", "9l", "_x", "a_",
                                                                                       "q", "_n"]
+    # A generated summary page's slug is doc-<title>: its shard is its title's, not "do" for all of them (one
+    # shard holding every summary page was re-rendered whole by every ingest batch).
+    assert [shard_of(s) for s in ("doc-memory-leak", "doc-9", "doc-", "doc", "docker")] == ["me", "9", "do", "do",
+                                                                                          "do"]
 
 
 @pytest.mark.parametrize(

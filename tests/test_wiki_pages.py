@@ -3,6 +3,7 @@ unsafe titles; atomic writes under injected failures."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -371,3 +372,58 @@ def test_entity_pages_whose_names_end_in_digits_are_not_regenerated_at_every_syn
         assert {"inc-2041", "postgresql-15"} <= slugs
         assert legacy_slug_marks(kb.store) == []
         assert kb.wiki.sync().to_dict()["regenerated"] == 0
+
+
+def _index_matches_a_full_render(kb: graphmem.KnowledgeBase) -> None:
+    from graphmem.wiki.indexfiles import INDEX_DIR, render_root, render_shard, shard_file
+
+    listed: list[str] = []
+    live = set()
+    for category, shard, _ in kb.store.wiki_index_counts():
+        path = shard_file(kb.wiki.dir, category, shard)
+        live.add(path)
+        text = path.read_text(encoding="utf-8")
+        assert text == render_shard(kb.store, category, shard), (category, shard)
+        listed += [ln.split("|")[0][4:] for ln in text.splitlines() if ln.startswith("- [[")]
+    assert sorted(listed) == sorted(p.slug for p in kb.store.list_pages(None))  # each page listed once
+    assert (kb.wiki.dir / "index.md").read_text(encoding="utf-8") == render_root(kb.store,
+                                                                                 kb.ctx.config.wiki.index_inline_max)
+    assert {p for p in (kb.wiki.dir / INDEX_DIR).rglob("*.md")} <= live
+
+
+def test_summary_pages_are_sharded_by_their_titles(tmp_path):
+    """Every generated summary page is doc-<title>: sharded by its first two characters they all went to
+    one shard, which each ingest batch of more than a few documents rendered again in full (at 3,000
+    documents a batch of 20 rewrote a 3,000-line file)."""
+    from graphmem.wiki.indexfiles import shard_file
+
+    titles = ["Apple Pie", "Banana Bread", "Cherry Tart", "Apricot Jam", "Blueberry Muffin"]
+    with graphmem.open(tmp_path / "kb") as kb:
+        for i, t in enumerate(titles):
+            kb.ingest_with_content(f"d{i}", t, f"{t}.md", f"{t} is baked with flour and sugar.", [], [])
+        shards = {s for c, s, _ in kb.store.wiki_index_counts() if c == "summary"}
+        assert shards == {"ap", "ba", "bl", "ch"}
+        assert "[[doc-apricot-jam|Apricot Jam]]" in shard_file(kb.wiki.dir, "summary", "ap").read_text("utf-8")
+        _index_matches_a_full_render(kb)
+
+
+def test_pages_listed_in_the_old_summary_shard_move_when_they_change(tmp_path):
+    """A knowledge base from before: its summary rows and index say shard "do". A page keeps its row's
+    shard until graphmem writes it again, which moves its line; the index stays what a full render gives."""
+    from graphmem.wiki.lint import rewrite_index
+
+    with graphmem.open(tmp_path / "kb") as kb:
+        for i in range(12):
+            kb.ingest_with_content(f"d{i}", f"Topic {i:02d}", f"t{i}.md", f"Topic {i} is about item {i}.", [], [])
+        kb.store.conn.execute("UPDATE pages SET shard = 'do' WHERE category = 'summary'")  # as the old code kept it
+        kb.store.conn.commit()
+        rewrite_index(kb.wiki._core)
+        _index_matches_a_full_render(kb)
+        kb.ingest_with_content("d3", "Topic 03", "t3.md", "Topic 3 is about something else now.", [], [])
+        _index_matches_a_full_render(kb)
+        batch = tmp_path / "batch.jsonl"  # more changes in one batch than a shard file is patched for
+        batch.write_text("".join(json.dumps({"id": f"d{i}", "title": f"Topic {i:02d}", "text": f"Topic {i} changed."})
+                                 + "\n" for i in range(12)), encoding="utf-8")
+        kb.ingest_paths([batch], extractor="none")
+        _index_matches_a_full_render(kb)
+        assert {s for c, s, _ in kb.store.wiki_index_counts() if c == "summary"} == {"to"}

@@ -214,3 +214,29 @@ def test_the_ledger_update_keeps_entries_of_another_process(two_hosts):
         os.close(fd)
     update.join()
     assert {"topic/runbook.md", "topic/mine.md", "topic/theirs.md"} <= set(mirror.load())
+
+
+def test_a_remote_delete_of_a_page_in_its_old_index_shard_leaves_no_line_behind(two_hosts):
+    """Summary rows written before summary pages were sharded by title say shard "do"; a host that removes
+    such a page because another host deleted it renders that shard again, not only the page's new one."""
+    from graphmem.wiki.indexfiles import render_root, render_shard, shard_file
+    from graphmem.wiki.lint import rewrite_index
+
+    a, b = two_hosts
+    for i in range(3):
+        a.ingest_with_content(f"d{i}", f"Topic {i}", f"t{i}.md", f"Topic {i} is about item {i}.", [], [])
+    a.store.conn.execute("UPDATE pages SET shard = 'do' WHERE category = 'summary'")  # as the old code kept it
+    a.store.conn.commit()
+    rewrite_index(a.wiki._core)
+    b.wiki.sync()
+    rewrite_index(b.wiki._core)
+    assert "doc-topic-1" in shard_file(b.wiki.dir, "summary", "do").read_text(encoding="utf-8")
+    a.documents.delete("d1")
+    b.wiki.sync()
+    assert not (b.wiki.dir / "summary" / "doc-topic-1.md").exists()
+    for category, shard, _ in b.store.wiki_index_counts():
+        assert shard_file(b.wiki.dir, category, shard).read_text(encoding="utf-8") == render_shard(b.store, category,
+                                                                                                  shard)
+    assert "doc-topic-1" not in shard_file(b.wiki.dir, "summary", "do").read_text(encoding="utf-8")
+    inline_max = b.ctx.config.wiki.index_inline_max
+    assert (b.wiki.dir / "index.md").read_text(encoding="utf-8") == render_root(b.store, inline_max)

@@ -53,7 +53,7 @@ from ..store.rows import PageStat
 from ..text import content_hash
 from .files import FileTxn, UnsafePath, lstat, read_file
 from .indexfiles import stage_index
-from .slugs import shard_of
+from .slugs import legacy_shard_of, shard_of
 
 __all__ = ["CONFLICTS_DIR", "LEDGER_LOCK", "LEDGER_NAME", "Reconciled", "WikiMirror"]
 
@@ -264,7 +264,10 @@ class WikiMirror:
         touched: dict[tuple[str, str], None] = {(p.category, p.shard): None for p in written.values()}
         for rel in remove:
             category, name = rel.split("/", 1)
-            touched[(category, shard_of(rows.get(rel, PageStat(name[:-3], 0, 0, "")).slug))] = None
+            slug = rows.get(rel, PageStat(name[:-3], 0, 0, "")).slug
+            # A row written before summary pages were sharded by title is listed in its old shard.
+            for shard in {shard_of(slug), legacy_shard_of(slug)}:
+                touched[(category, shard)] = None
         if touched:
             stage_index(ftx, store, self.dir, touched, self.ctx.config.wiki.index_inline_max)
         ftx.commit()

@@ -25,6 +25,7 @@ __all__ = [
     "category_slug",
     "fallback_slug",
     "shard_of",
+    "legacy_shard_of",
     "page_path",
     "unique_slug",
 ]
@@ -99,9 +100,28 @@ def category_slug(category: str) -> str:
     return slugify(category, "category")
 
 
+# Generated summary pages are all ``doc-<title>`` (wiki/generate.py's SUMMARY_PREFIX): their shard is their title's.
+_SHARD_SKIPS = ("doc-",)
+
+
 def shard_of(slug: str) -> str:
     """The index shard of a page: the first two characters of its slug (``_`` for anything
-    else), so that a shard file stays small in a big wiki (``memory-leak`` -> ``me``)."""
+    else), so that a shard file stays small in a big wiki (``memory-leak`` -> ``me``). A summary
+    page's ``doc-`` is skipped (``doc-memory-leak`` -> ``me``): with it, one shard listed every
+    summary page, and each ingest batch rendered that file again in full."""
+    for prefix in _SHARD_SKIPS:
+        if slug.startswith(prefix) and len(slug) > len(prefix):
+            slug = slug[len(prefix):]
+    return _first_two(slug)
+
+
+def legacy_shard_of(slug: str) -> str:
+    """The shard graphmem gave a page before summary pages were sharded by title: a row written
+    then keeps it until the page is written again (see :func:`shard_of`)."""
+    return _first_two(slug)
+
+
+def _first_two(slug: str) -> str:
     return "".join(ch if ("a" <= ch <= "z" or "0" <= ch <= "9") else "_" for ch in (slug[:2] or "_"))
 
 
