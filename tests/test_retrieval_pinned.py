@@ -6,7 +6,10 @@ give the same hits in the same order with the same scores, parts, paths and evid
 shapes). Regenerate it only for a deliberate change in ranking, and say so in the commit.
 Regenerated once since: the walk's seed passages are taken in sorted order (they came out of a set,
 so scores followed the hash seed; tests/test_retrieval_determinism.py): the same hits in the same
-order, graph parts differing by at most 0.022.
+order, graph parts differing by at most 0.022. And once more for a deliberate ranking change: the fusion of a
+feedback round's two rankings gives a first-round passage whose title the query names one more term (the part
+``title_named``); of the pinned questions only "why did the dispatch API have an outage?" moves, its "Dispatch API"
+page from place 2 to 1 under the feedback presets.
 """
 
 from __future__ import annotations

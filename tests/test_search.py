@@ -71,9 +71,14 @@ def test_hybrid_search_ranks_and_explains(skb):
     top = next(h for h in r.hits if h.doc_id == "pool")
     assert top.kind == "chunk" and top.parts["lexical"] == 1.0  # the best lexical match
     # a static model's default (auto) adds the feedback round: both rounds' contributions are parts too
-    assert set(top.parts) == {"dense", "lexical", "graph", "relevance", "first_round", "feedback"}
+    assert set(top.parts) == {"dense", "lexical", "graph", "relevance", "first_round", "feedback", "title_named"}
     assert all(0.0 <= v <= 1.0 for v in top.parts.values())
     assert top.score == pytest.approx(top.parts["first_round"] + top.parts["feedback"])
+    # the query names the title "Dispatch API": that passage's fusion has the third term, the cause's has none
+    assert top.parts["title_named"] == 0
+    named = next(h for h in r.hits if h.doc_id == "dispatch")
+    assert named.parts["title_named"] > 0
+    assert named.score == pytest.approx(sum(named.parts[k] for k in ("first_round", "feedback", "title_named")))
     [cite] = top.citations
     assert cite["doc_id"] == "pool" and cite["chunk_id"] == "pool:v1:c0"
     assert (cite["start"], cite["end"]) == (0, len(DOCS["pool"][1]))
@@ -320,7 +325,8 @@ def test_feedback_round_finds_the_second_hop(tmp_path):
         for h in res.hits:
             r1 = one.index(h.id) + 1
             assert h.parts["first_round"] == pytest.approx(1 / (10 + r1))
-            assert h.score == pytest.approx(h.parts["first_round"] + h.parts["feedback"])
+            assert h.score == pytest.approx(h.parts["first_round"] + h.parts["feedback"] + h.parts["title_named"])
+            assert (h.parts["title_named"] > 0) == (h.id == "widget")  # "Widget X" is the title the query names
         assert "feedback" in res.timings_ms
         # the round is off by default without a contextual embedder, and with no passage to read
         assert "feedback" not in kb.search(q, k=3).hits[0].parts
@@ -339,9 +345,13 @@ def test_cli_search_preset_feedback_shows_both_rounds(tmp_path):
     run(home, "ingest", *(str(tmp_path / f"{d}.md") for d in HOPS))
     q = "Who founded the maker of Widget X?"
     out = json.loads(run(home, "search", q, "--preset", "feedback", "--kind", "document", "--json").stdout)
-    assert all(h["score"] == pytest.approx(h["parts"]["first_round"] + h["parts"]["feedback"]) for h in out["hits"])
+    assert all(h["score"] == pytest.approx(sum(h["parts"][k] for k in ("first_round", "feedback", "title_named")),
+                                           abs=1e-5)  # each rounded to 6 decimals in --json
+               for h in out["hits"])
     text = run(home, "search", q, "--preset", "feedback").stdout
     assert "rounds " in text and "+ feedback " in text
+    assert [ln for ln in text.splitlines() if "+ title named " in ln] == [
+        ln for ln in text.splitlines() if "] Widget X " in ln]  # shown where the term is, and only there
     assert "feedback" not in run(home, "search", q).stdout  # no contextual embedder: auto is plain
 
 

@@ -184,6 +184,8 @@ def search(r: dict[str, Any]) -> str:
         p = h["parts"]
         via = "seed" if h["seed"] else "graph"
         rounds = f"; rounds {p['first_round']:.3f} + feedback {p['feedback']:.3f}" if "feedback" in p else ""
+        if p.get("title_named"):  # the third term of the rounds' fusion: the query names the passage's title
+            rounds += f" + title named {p['title_named']:.3f}"
         lines.append(f"{i:>2}. {h['score']:.3f}  [{h['kind']}] {h['title']}  ({h['id']}; {via}; dense {p['dense']:.2f} "
                      f"lexical {p['lexical']:.2f} graph {p['graph']:.2f}{rounds})")
         lines.append(f"      {_clip(h['text'], 110)}")

@@ -88,6 +88,11 @@ class PassageConfig:
     feedback_terms: str = "words"      # "words": those words as they are; "names": only their name-like
                                        #   words (capitalised or numeric) the query lacks
     feedback_with_query: bool = True   # the second query repeats the query before those words
+    # a first-round passage whose document title the query names ("... the country Signmark is from?" and the
+    # page "Signmark") gets one more reciprocal-rank term in that fusion, as if a third ranking put it first;
+    # weight 0 turns it off. Measured on MuSiQue + 2Wiki, both models (docs/benchmarks.md, "Titles the
+    # question names")
+    title_named_weight: float = 1.0
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
     # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")
     rerank: str = "weighted"
@@ -326,7 +331,7 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
                            f"got {cfg.feedback_words!r}")
     if cfg.feedback_terms not in ("words", "names"):
         raise InvalidInput(f"feedback_terms '{cfg.feedback_terms}': choose words or names")
-    if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0:
-        raise InvalidInput("feedback_rrf_k and feedback_weight must be >= 0")
+    if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0 or cfg.title_named_weight < 0:
+        raise InvalidInput("feedback_rrf_k, feedback_weight and title_named_weight must be >= 0")
     return cfg
 

@@ -11,7 +11,8 @@
    by its maximum over the candidates and reported per hit. Optionally (``feedback_passages``,
    on by default with a model) steps 1-3 run again for the query followed by its best passage's
    text (the static class: that passage's names alone), and the two passage rankings are fused
-   by reciprocal rank.
+   by reciprocal rank; a first-round passage whose title the query names gets one more term
+   (``title_named_weight``: as if a third ranking put it first).
 4. Evidence: every hit carries citations (document, version, chunk, span, text) and the path
    from a seed; ``context`` packs the best evidence into a token budget.
 
@@ -204,19 +205,40 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     rank1 = {h.id: r for r, h in enumerate(first, 1)}
     rank2 = {h.id: r for r, h in enumerate(second, 1)}
     by1, by2 = {h.id: h for h in first}, {h.id: h for h in second}
+    named = title_named(query, first) if cfg.title_named_weight > 0 else set()
     fused: list[Hit] = []
     for cid in by1.keys() | by2.keys():
         r1, r2 = rank1.get(cid), rank2.get(cid)
         h = by2[cid] if r1 is None or (r2 is not None and r2 < r1) else by1[cid]
         a = 1.0 / (cfg.feedback_rrf_k + r1) if r1 is not None else 0.0
         b = cfg.feedback_weight / (cfg.feedback_rrf_k + r2) if r2 is not None else 0.0
-        h.parts = {**h.parts, "first_round": a, "feedback": b}
-        h.score = a + b
+        t = cfg.title_named_weight / (cfg.feedback_rrf_k + 1) if cid in named else 0.0
+        h.parts = {**h.parts, "first_round": a, "feedback": b, "title_named": t}
+        h.score = a + b + t
         h.seed = (cid in by1 and by1[cid].seed) or (cid in by2 and by2[cid].seed)
         fused.append(h)
     fused.sort(key=lambda h: (-h.score, h.id))
     timings["feedback"] = (time.perf_counter() - t0) * 1000
     return fused[:want] + [h for h in hits if h.kind != "chunk"]
+
+
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_named(query: str, passages: Sequence[Hit]) -> set[str]:
+    """The passages whose document title the query names: the title's words, a trailing
+    "(...)" set aside ("Henry Worrall (artist)"), appear in the query as one phrase, and one of
+    them is not a stop word (a note titled "Notes" is not named by "... my notes on ...").
+    The page of the thing asked about is a first hop the second round must not push down: in
+    the fusion a feedback-only passage at its rank 1 outscored the first round's rank-4 page
+    "Signmark" for "... the country Signmark is from?"."""
+    words = " " + " ".join(w.casefold() for w in _WORD.findall(query)) + " "
+    out: set[str] = set()
+    for h in passages:
+        title = [w.casefold() for w in _WORD.findall(_DISAMBIGUATION.sub("", h.title or ""))]
+        if title and any(w not in STOP_WORDS for w in title) and f" {' '.join(title)} " in words:
+            out.add(h.id)
+    return out
 
 
 def feedback_text(query: str, passages: Sequence[str], cfg: PassageConfig) -> str:
