@@ -6,6 +6,8 @@ add, a text update and a delete (the stamp moved: read again), in another scope,
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,15 @@ TOPICS = ["boats", "trains", "planes", "tea", "coffee", "rain"]
 QUERIES = ["boats and trains", "a cup of tea", "rain on planes", "coffee", "trains"]
 
 
+def _clock() -> Callable[[], datetime]:
+    """A clock that ticks a second per reading: two knowledge bases built alike get the same timestamps (with the
+    wall clock, how long each add took under load decided which memories shared a moment, and results differed)."""
+    ticks = iter(range(1, 10**9))
+    return lambda: datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc) + timedelta(seconds=next(ticks))
+
+
 def _kb(tmp_path: Path, model_dir: Path) -> graphmem.KnowledgeBase:
-    kb = graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{model_dir}"}})
+    kb = graphmem.open(tmp_path / "kb", config={"embeddings": {"model": f"model2vec:{model_dir}"}}, clock=_clock())
     for user in ("u1", "u2"):
         for run in range(3):
             kb.memory.add([f"{user} talked in run {run} about {TOPICS[(i + run) % 6]} number {i}" for i in range(6)],
