@@ -24,8 +24,8 @@ DOCS = [
 ]
 
 
-def _hit(cid: str, title: str) -> Hit:
-    return Hit("chunk", cid, 0.0, {}, False, title, "", cid, cid, 1)
+def _hit(cid: str, title: str, doc_id: str | None = None) -> Hit:
+    return Hit("chunk", cid, 0.0, {}, False, title, "", doc_id or cid, cid, 1)
 
 
 def test_a_title_is_named_by_its_words_as_one_phrase() -> None:
@@ -35,6 +35,18 @@ def test_a_title_is_named_by_its_words_as_one_phrase() -> None:
     assert title_named("Where did Henry Worrall die?", hits) == {"b"}  # the disambiguation is set aside
     assert title_named("where are the notes?", hits) == {"e"}
     assert title_named("what is the", hits) == set()  # a title of stop words alone is named by no query
+
+
+def test_a_title_needs_a_word_of_two_letters_and_unicode_forms_agree() -> None:
+    hits = [_hit("novel", "1984"), _hit("lang", "C"), _hit("cafe", "Cafe\u0301 Central")]  # NFD, as macOS names files
+    assert title_named("top 10 films of 1984 and vitamin C", hits) == set()
+    assert title_named("Who ran the Caf\u00e9 Central?", hits) == {"cafe"}
+
+
+def test_only_the_best_chunk_of_a_named_document_is_named() -> None:
+    """The other chunks of a long document titled as the query says would take the places the second hop needs."""
+    hits = [_hit("sig:c3", "Signmark", "sig"), _hit("other", "Finnish markka"), _hit("sig:c0", "Signmark", "sig")]
+    assert title_named(QUESTION, hits) == {"sig:c3"}
 
 
 @pytest.fixture
@@ -58,6 +70,8 @@ def test_the_page_the_question_names_is_not_pushed_down_by_the_rounds(kb) -> Non
     assert all(h.parts["title_named"] == 0 for h in off.hits)
 
 
-def test_the_weight_is_checked(kb) -> None:
-    with pytest.raises(InvalidInput, match="title_named_weight"):
-        kb.search(QUESTION, config={"feedback_passages": 1, "title_named_weight": -1})
+@pytest.mark.parametrize("bad", [-1, "1", float("nan"), float("inf"), True, None])
+@pytest.mark.parametrize("name", ["title_named_weight", "feedback_weight", "feedback_rrf_k"])
+def test_the_weights_are_checked(kb, name, bad) -> None:
+    with pytest.raises(InvalidInput, match=name):
+        kb.search(QUESTION, config={"feedback_passages": 1, name: bad})

@@ -240,3 +240,28 @@ def test_a_remote_delete_of_a_page_in_its_old_index_shard_leaves_no_line_behind(
     assert "doc-topic-1" not in shard_file(b.wiki.dir, "summary", "do").read_text(encoding="utf-8")
     inline_max = b.ctx.config.wiki.index_inline_max
     assert (b.wiki.dir / "index.md").read_text(encoding="utf-8") == render_root(b.store, inline_max)
+
+
+def test_a_remote_rewrite_of_a_page_in_its_old_index_shard_leaves_no_line_behind(two_hosts):
+    """The same for a page another host wrote again (its row moved out of "do"): this host renders the old shard
+    too, or the page is listed twice (found in review)."""
+    from graphmem.wiki.indexfiles import INDEX_DIR, render_shard, shard_file
+    from graphmem.wiki.lint import rewrite_index
+
+    a, b = two_hosts
+    for i in range(3):
+        a.ingest_with_content(f"d{i}", f"Topic {i}", f"t{i}.md", f"Topic {i} is about item {i}.", [], [])
+    a.store.conn.execute("UPDATE pages SET shard = 'do' WHERE category = 'summary'")  # as the old code kept it
+    a.store.conn.commit()
+    rewrite_index(a.wiki._core)
+    b.wiki.sync()
+    rewrite_index(b.wiki._core)
+    a.ingest_with_content("d1", "Topic 1", "t1.md", "Topic 1 is about something else now.", [], [])
+    b.wiki.sync()
+    live = set()
+    for category, shard, _ in b.store.wiki_index_counts():
+        path = shard_file(b.wiki.dir, category, shard)
+        live.add(path)
+        assert path.read_text(encoding="utf-8") == render_shard(b.store, category, shard)
+    assert "doc-topic-1" not in shard_file(b.wiki.dir, "summary", "do").read_text(encoding="utf-8")
+    assert set((b.wiki.dir / INDEX_DIR).rglob("*.md")) <= live

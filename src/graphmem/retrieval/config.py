@@ -331,7 +331,10 @@ def resolve_config(preset: str | None = None, overrides: Mapping[str, Any] | Non
                            f"got {cfg.feedback_words!r}")
     if cfg.feedback_terms not in ("words", "names"):
         raise InvalidInput(f"feedback_terms '{cfg.feedback_terms}': choose words or names")
-    if cfg.feedback_rrf_k < 0 or cfg.feedback_weight < 0 or cfg.title_named_weight < 0:
-        raise InvalidInput("feedback_rrf_k, feedback_weight and title_named_weight must be >= 0")
+    for name in ("feedback_rrf_k", "feedback_weight", "title_named_weight"):
+        value = getattr(cfg, name)
+        # a bool is an int to Python, NaN compares False, infinity makes every score infinite (not JSON)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < float("inf"):
+            raise InvalidInput(f"{name}: expected a finite number >= 0, got {value!r}")
     return cfg
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import reprlib
 import time
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -226,19 +227,35 @@ _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def title_named(query: str, passages: Sequence[Hit]) -> set[str]:
-    """The passages whose document title the query names: the title's words, a trailing
-    "(...)" set aside ("Henry Worrall (artist)"), appear in the query as one phrase, and one of
-    them is not a stop word (a note titled "Notes" is not named by "... my notes on ...").
+    """The passages whose document title the query names, the best-ranked one of each document
+    (``passages`` in rank order; the other chunks of a long document would take the places the
+    second hop needs). Named: the title's words, a trailing "(...)" set aside ("Henry Worrall
+    (artist)"), appear in the query as one phrase (NFKC, case-folded), and one of them is a word
+    of two letters or more that is not a stop word (a note titled "Notes" is named by "... my
+    notes", one titled "1984" or "C" by no "... of 1984" or "vitamin C").
     The page of the thing asked about is a first hop the second round must not push down: in
     the fusion a feedback-only passage at its rank 1 outscored the first round's rank-4 page
     "Signmark" for "... the country Signmark is from?"."""
-    words = " " + " ".join(w.casefold() for w in _WORD.findall(query)) + " "
+    words = f" {' '.join(_words(query))} "
     out: set[str] = set()
+    seen: dict[str, bool] = {}  # title -> named
+    docs: set[str | None] = set()
     for h in passages:
-        title = [w.casefold() for w in _WORD.findall(_DISAMBIGUATION.sub("", h.title or ""))]
-        if title and any(w not in STOP_WORDS for w in title) and f" {' '.join(title)} " in words:
+        if not h.title or h.doc_id in docs:
+            continue
+        named = seen.get(h.title)
+        if named is None:
+            title = _words(_DISAMBIGUATION.sub("", h.title))
+            named = seen[h.title] = (any(w not in STOP_WORDS and sum(c.isalpha() for c in w) >= 2 for w in title)
+                                     and f" {' '.join(title)} " in words)
+        if named:
             out.add(h.id)
+            docs.add(h.doc_id)
     return out
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
 
 
 def feedback_text(query: str, passages: Sequence[str], cfg: PassageConfig) -> str:

@@ -261,12 +261,14 @@ class WikiMirror:
                 ftx.delete(self.dir / rel)
             except UnsafePath:
                 continue
-        touched: dict[tuple[str, str], None] = {(p.category, p.shard): None for p in written.values()}
+        # A row another host moved out of its old shard (written before summary pages were sharded by title)
+        # leaves a line there too: render both.
+        touched: dict[tuple[str, str], None] = {(p.category, s): None for p in written.values()
+                                                 for s in dict.fromkeys((p.shard, legacy_shard_of(p.slug)))}
         for rel in remove:
             category, name = rel.split("/", 1)
             slug = rows.get(rel, PageStat(name[:-3], 0, 0, "")).slug
-            # A row written before summary pages were sharded by title is listed in its old shard.
-            for shard in {shard_of(slug), legacy_shard_of(slug)}:
+            for shard in dict.fromkeys((shard_of(slug), legacy_shard_of(slug))):  # the old shard too, as above
                 touched[(category, shard)] = None
         if touched:
             stage_index(ftx, store, self.dir, touched, self.ctx.config.wiki.index_inline_max)

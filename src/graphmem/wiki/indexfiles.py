@@ -2,12 +2,13 @@
 
 ``wiki/index.md`` lists every category. A category with at most ``wiki.index_inline_max``
 pages lists its pages right there (``- [[slug|Title]] — summary``); a bigger one links to its
-shard files ``wiki/_index/<category>/<cc>.md``, one per first two characters of the slug, which
-list the pages. Shard files are kept for every category, so a page change rewrites exactly one shard
-file and index.md: the page's line is spliced into the shard file (its neighbour in title order
-comes from an indexed query) and index.md only lists categories, small categories' pages and
-shard links, so writing the 10,000th page costs what writing the first one did (one flat
-index.md rendered per write makes N writes cost O(N^2)).
+shard files ``wiki/_index/<category>/<cc>.md``, one per first two characters of the slug (after a
+summary page's ``doc-``: :func:`..slugs.shard_of`), which list the pages. Shard files are kept for
+every category, so a page change rewrites exactly one shard file and index.md: the page's line is
+spliced into the shard file (its neighbour in title order comes from an indexed query) and
+index.md only lists categories, small categories' pages and shard links, so writing the 10,000th
+page costs what writing the first one did (one flat index.md rendered per write makes N writes
+cost O(N^2)).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _shard_header(category: str, shard: str) -> str:
 
 
 def render_shard(store: Store, category: str, shard: str) -> str:
-    """One shard file: the pages of a category whose slug starts with ``shard``, by title."""
+    """One shard file: the pages of a category whose row says ``shard``, by title."""
     rows = store.wiki_index_rows(category, shard)
     return _shard_header(category, shard) + "".join(_line(*row) + "\n" for row in rows)
 
