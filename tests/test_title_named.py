@@ -75,3 +75,27 @@ def test_the_page_the_question_names_is_not_pushed_down_by_the_rounds(kb) -> Non
 def test_the_weights_are_checked(kb, name, bad) -> None:
     with pytest.raises(InvalidInput, match=name):
         kb.search(QUESTION, config={"feedback_passages": 1, name: bad})
+
+
+def test_a_named_title_below_the_first_rounds_pool_is_not_lifted(tmp_path: Path) -> None:
+    """Only passages within the first round's top ``pool_k`` (its candidate pool) get the term: here the page is a
+    candidate through the walk (every passage mentions the entity Signmark), ranked below 22 passages that repeat
+    the query's words."""
+    def mention(text: str) -> list[dict[str, str]]:
+        return [{"name": "Signmark", "type": "person", "supporting_text": text}]
+
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}) as kb:
+        text = "Signmark is a rapper from Finland."
+        kb.ingest_with_content("page", "Signmark", "page.md", text, mention(text), [])
+        for i in range(22):
+            text = f"Signmark played stop {i}; tickets cost euro, the currency of the country."
+            kb.ingest_with_content(f"tour{i}", f"Tour stop {i}", f"t{i}.md", text, mention(text), [])
+
+        def page(**changes: object) -> tuple[int, float]:
+            res = kb.search(QUESTION, k=30, config={"feedback_passages": 1, **changes})
+            ids = [h.doc_id for h in res.hits]
+            return ids.index("page"), res.hits[ids.index("page")].parts["title_named"]
+
+        assert page()[1] == 0  # a candidate, but below the first round's top 20
+        assert page(pool_k=30) == (0, pytest.approx(1 / 11))  # within a pool of 30: named, and first
+        assert page(pool_k=30, title_named_weight=0)[0] > 0

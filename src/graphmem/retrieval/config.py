@@ -88,8 +88,9 @@ class PassageConfig:
     feedback_terms: str = "words"      # "words": those words as they are; "names": only their name-like
                                        #   words (capitalised or numeric) the query lacks
     feedback_with_query: bool = True   # the second query repeats the query before those words
-    # a first-round passage whose document title the query names ("... the country Signmark is from?" and the
-    # page "Signmark") gets one more reciprocal-rank term in that fusion, as if a third ranking put it first;
+    # a first-round passage (within its top pool_k) whose document title the query names ("... the country
+    # Signmark is from?" and the page "Signmark") gets one more reciprocal-rank term in that fusion, as if a third
+    # ranking put it first;
     # weight 0 turns it off. Measured on MuSiQue + 2Wiki, both models (docs/benchmarks.md, "Titles the
     # question names")
     title_named_weight: float = 1.0
