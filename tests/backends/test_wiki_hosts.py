@@ -216,52 +216,56 @@ def test_the_ledger_update_keeps_entries_of_another_process(two_hosts):
     assert {"topic/runbook.md", "topic/mine.md", "topic/theirs.md"} <= set(mirror.load())
 
 
-def test_a_remote_delete_of_a_page_in_its_old_index_shard_leaves_no_line_behind(two_hosts):
-    """Summary rows written before summary pages were sharded by title say shard "do"; a host that removes
-    such a page because another host deleted it renders that shard again, not only the page's new one."""
-    from graphmem.wiki.indexfiles import render_root, render_shard, shard_file
+def _hosts_with_legacy_summary_shards(a: KnowledgeBase, b: KnowledgeBase) -> None:
+    """Three summary pages whose rows say shard "do", as the code before summary pages were sharded by title kept
+    them, and both hosts' index files rendered from those rows."""
     from graphmem.wiki.lint import rewrite_index
 
-    a, b = two_hosts
     for i in range(3):
         a.ingest_with_content(f"d{i}", f"Topic {i}", f"t{i}.md", f"Topic {i} is about item {i}.", [], [])
-    a.store.conn.execute("UPDATE pages SET shard = 'do' WHERE category = 'summary'")  # as the old code kept it
-    a.store.conn.commit()
+    a.store.conn.execute("UPDATE pages SET shard = 'do' WHERE category = 'summary'")  # type: ignore[attr-defined]
+    a.store.conn.commit()  # type: ignore[attr-defined]
     rewrite_index(a.wiki._core)
     b.wiki.sync()
     rewrite_index(b.wiki._core)
+
+
+def _index_is_a_full_render(kb: KnowledgeBase) -> None:
+    from graphmem.wiki.indexfiles import INDEX_DIR, render_root, render_shard, shard_file
+
+    live = set()
+    for category, shard, _ in kb.store.wiki_index_counts():
+        path = shard_file(kb.wiki.dir, category, shard)
+        live.add(path)
+        assert path.read_text(encoding="utf-8") == render_shard(kb.store, category, shard), (category, shard)
+    assert set((kb.wiki.dir / INDEX_DIR).rglob("*.md")) <= live
+    inline_max = kb.ctx.config.wiki.index_inline_max
+    assert (kb.wiki.dir / "index.md").read_text(encoding="utf-8") == render_root(kb.store, inline_max)
+
+
+def test_a_remote_delete_of_a_page_in_its_old_index_shard_leaves_no_line_behind(two_hosts):
+    """Summary rows written before summary pages were sharded by title say shard "do"; a host that removes
+    such a page because another host deleted it renders that shard again, not only the page's new one."""
+    from graphmem.wiki.indexfiles import shard_file
+
+    a, b = two_hosts
+    _hosts_with_legacy_summary_shards(a, b)
     assert "doc-topic-1" in shard_file(b.wiki.dir, "summary", "do").read_text(encoding="utf-8")
     a.documents.delete("d1")
     b.wiki.sync()
     assert not (b.wiki.dir / "summary" / "doc-topic-1.md").exists()
-    for category, shard, _ in b.store.wiki_index_counts():
-        assert shard_file(b.wiki.dir, category, shard).read_text(encoding="utf-8") == render_shard(b.store, category,
-                                                                                                  shard)
+    _index_is_a_full_render(b)
     assert "doc-topic-1" not in shard_file(b.wiki.dir, "summary", "do").read_text(encoding="utf-8")
-    inline_max = b.ctx.config.wiki.index_inline_max
-    assert (b.wiki.dir / "index.md").read_text(encoding="utf-8") == render_root(b.store, inline_max)
 
 
 def test_a_remote_rewrite_of_a_page_in_its_old_index_shard_leaves_no_line_behind(two_hosts):
     """The same for a page another host wrote again (its row moved out of "do"): this host renders the old shard
     too, or the page is listed twice (found in review)."""
-    from graphmem.wiki.indexfiles import INDEX_DIR, render_shard, shard_file
-    from graphmem.wiki.lint import rewrite_index
+    from graphmem.wiki.indexfiles import shard_file
 
     a, b = two_hosts
-    for i in range(3):
-        a.ingest_with_content(f"d{i}", f"Topic {i}", f"t{i}.md", f"Topic {i} is about item {i}.", [], [])
-    a.store.conn.execute("UPDATE pages SET shard = 'do' WHERE category = 'summary'")  # as the old code kept it
-    a.store.conn.commit()
-    rewrite_index(a.wiki._core)
-    b.wiki.sync()
-    rewrite_index(b.wiki._core)
+    _hosts_with_legacy_summary_shards(a, b)
     a.ingest_with_content("d1", "Topic 1", "t1.md", "Topic 1 is about something else now.", [], [])
     b.wiki.sync()
-    live = set()
-    for category, shard, _ in b.store.wiki_index_counts():
-        path = shard_file(b.wiki.dir, category, shard)
-        live.add(path)
-        assert path.read_text(encoding="utf-8") == render_shard(b.store, category, shard)
+    _index_is_a_full_render(b)
     assert "doc-topic-1" not in shard_file(b.wiki.dir, "summary", "do").read_text(encoding="utf-8")
-    assert set((b.wiki.dir / INDEX_DIR).rglob("*.md")) <= live
