@@ -40,7 +40,7 @@ from .leftovers import own_leftover
 from .markdown import code_span, html_safe, parse_page
 from .scope import LastRound, labelled, relink_scope
 from .scope import pageless as find_pageless
-from .slugs import fallback_slug, page_path, slugify
+from .slugs import SUMMARY_PREFIX, fallback_slug, page_path, slugify
 from .subjects import DOC, ENT
 
 if TYPE_CHECKING:
@@ -48,10 +48,9 @@ if TYPE_CHECKING:
 
 __all__ = ["plan_auto_pages", "legacy_slug_marks", "summary_slug_base", "DOC", "ENT", "SUMMARY_PREFIX"]
 
-# A generated summary page is ``summary/doc-<title>.md``: the bare slug belongs to the entity
-# of the same name (a document's title is one of its entities), so that ``[[dispatch-api]]``
-# opens the entity page and never depends on which page happened to be made first.
-SUMMARY_PREFIX = "doc-"
+# A generated summary page is ``summary/doc-<title>.md`` (slugs.SUMMARY_PREFIX, which index shards skip): the
+# bare slug belongs to the entity of the same name (a document's title is one of its entities), so that
+# ``[[dispatch-api]]`` opens the entity page and never depends on which page happened to be made first.
 _NUMBERED = re.compile(r"^(?P<base>.+)-\d+$")
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "fallback_slug",
     "shard_of",
     "legacy_shard_of",
+    "SUMMARY_PREFIX",
     "page_path",
     "unique_slug",
 ]
@@ -100,8 +101,8 @@ def category_slug(category: str) -> str:
     return slugify(category, "category")
 
 
-# Generated summary pages are all ``doc-<title>`` (wiki/generate.py's SUMMARY_PREFIX): their shard is their title's.
-_SHARD_SKIPS = ("doc-",)
+# A generated summary page is ``summary/doc-<title>.md`` (wiki/generate.py says why).
+SUMMARY_PREFIX = "doc-"
 
 
 def shard_of(slug: str) -> str:
@@ -109,9 +110,8 @@ def shard_of(slug: str) -> str:
     else), so that a shard file stays small in a big wiki (``memory-leak`` -> ``me``). A summary
     page's ``doc-`` is skipped (``doc-memory-leak`` -> ``me``): with it, one shard listed every
     summary page, and each ingest batch rendered that file again in full."""
-    for prefix in _SHARD_SKIPS:
-        if slug.startswith(prefix) and len(slug) > len(prefix):
-            slug = slug[len(prefix):]
+    if slug.startswith(SUMMARY_PREFIX) and len(slug) > len(SUMMARY_PREFIX):
+        slug = slug[len(SUMMARY_PREFIX):]
     return _first_two(slug)
 
 
