@@ -18,7 +18,8 @@ DOCS = [
     ("page", "Signmark", "A rapper from Finland who signs his songs."),
     ("tour1", "Tour dates", "Signmark played Helsinki, Berlin and Oslo; tickets cost euro currency in every country of "
                             "the tour, the currency of each country."),
-    ("tour2", "Tour prices", "Signmark tickets: the euro currency in each country, a currency that predated nothing."),
+    ("tour2", "Tour prices", "Signmark tickets in Helsinki: the euro currency in each country, a currency that "
+                             "predated nothing."),
     ("tour3", "Tour merchandise", "Signmark shirts were sold for euro in the country, any currency."),
     ("cities", "Cities", "Helsinki, Berlin and Oslo hosted concerts."),
 ]
@@ -58,16 +59,67 @@ def kb(tmp_path: Path):
 
 
 def test_the_page_the_question_names_is_not_pushed_down_by_the_rounds(kb) -> None:
+    """The rounds disagree (the second, searching "Helsinki" from the first round's best passage, puts "Cities"
+    first): the named page climbs over the second round's passages, to just below the passage both rounds rank
+    high."""
     res = kb.search(QUESTION, k=5, config={"feedback_passages": 1})
     titles = [h.title for h in res.hits]
-    assert titles[0] == "Signmark"
-    assert res.hits[0].parts["title_named"] > 0
-    assert all(h.parts["title_named"] == 0 for h in res.hits[1:])
-    # Without the term the page falls to where the first round put it (below three passages that repeat the
-    # query's words), which is what the rule changes.
+    assert titles[:2] == ["Tour prices", "Signmark"]
+    assert res.hits[1].parts["title_named"] == pytest.approx(1 / 11)  # the whole term: no head to stay below
+    assert all(h.parts["title_named"] == 0 for h in res.hits if h.title != "Signmark")
+    # Without the term the page falls to where the rounds put it (below passages that repeat the query's words
+    # and the second round's best), which is what the rule changes.
     off = kb.search(QUESTION, k=5, config={"feedback_passages": 1, "title_named_weight": 0})
-    assert [h.title for h in off.hits].index("Signmark") == 3
+    assert [h.title for h in off.hits].index("Signmark") == 4
+    assert [h.title for h in off.hits][:4] == ["Tour prices", "Tour dates", "Cities", "Tour merchandise"]
     assert all(h.parts["title_named"] == 0 for h in off.hits)
+
+
+# A stranger's notes vault: the query names the topic note "Redis", the incident note answers it, and both rounds
+# rank the incident note first. The old term (a third ranking putting "Redis" first) made the topic note the top hit.
+VAULT = [
+    ("redis", "Redis", "Redis is our cache and session store, version 7, deployed on cache-01 and cache-02 behind "
+                       "Sentinel. The dispatch API, the tracker and the notification worker all keep sessions there; "
+                       "backups are RDB snapshots every hour, copied to the object store by a cron job that the "
+                       "platform team owns. Clients connect through a TLS tunnel on port 6380. Session keys get a "
+                       "TTL; memory use is on the Grafana board."),
+    ("evict", "Cache eviction incident", "On 12 March Redis ran out of memory: maxmemory was unset and keys had no "
+                                         "TTL, so writes failed with OOM errors. Fix: set maxmemory 6gb and "
+                                         "maxmemory-policy allkeys-lru, then add a TTL to session keys; memory fell "
+                                         "to 4 GB."),
+    ("python", "Python", "Python 3.11 runs the workers and the scheduler; we pin dependencies with pip-tools and build "
+                         "wheels in CI."),
+    ("disk", "Disk full on build runner", "The build runner ran out of disk space; we fixed it by pruning Docker "
+                                          "images."),
+    ("dns", "DNS", "Internal zones are served by two CoreDNS pods; TTLs are 300 seconds."),
+    ("tls", "Rotate TLS certificates", "Certificates renew through cert-manager thirty days before expiry."),
+    ("sync", "Weekly sync 2026-03-04", "Alice owns the Phoenix deadline; Bob reviews the Kafka upgrade."),
+    ("kafka", "Kafka consumer lag spike", "Consumer lag reached 2 million messages after a rebalance storm."),
+    ("backup", "Restore Postgres from backup", "Use pgBackRest: stop the service, restore the stanza, start it again."),
+    ("reading", "Reading list", "Designing Data-Intensive Applications; the SRE book; Database Internals."),
+]
+
+
+def test_a_named_title_does_not_overrule_the_passage_both_rounds_rank_first(tmp_path: Path) -> None:
+    query = "how do I fix Redis running out of memory"
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}) as kb:
+        for doc_id, title, text in VAULT:
+            kb.ingest_with_content(doc_id, title, f"{doc_id}.md", text, [], [])
+        off = kb.search(query, k=4, config={"feedback_passages": 1, "title_named_weight": 0})
+        assert [h.title for h in off.hits][:2] == ["Cache eviction incident", "Redis"]
+        head = off.hits[0].parts
+        assert head["first_round"] == head["feedback"] == pytest.approx(1 / 11)  # first in both rounds
+        res = kb.search(query, k=4, config={"feedback_passages": 1})
+        assert [h.title for h in res.hits][:2] == ["Cache eviction incident", "Redis"]
+        redis = res.hits[1]
+        # the term lifts the topic note to just below the head, no further: what it adds is what was left
+        assert 0 < redis.parts["title_named"] < 1 / 11
+        assert redis.score < res.hits[0].score
+        assert redis.score == pytest.approx(res.hits[0].score)
+        assert redis.score == pytest.approx(sum(redis.parts[p] for p in ("first_round", "feedback", "title_named")))
+        # the documents view agrees (documents are sorted again by score alone)
+        docs = kb.search(query, k=4, kinds=["document"], config={"feedback_passages": 1})
+        assert [h.title for h in docs.hits][:2] == ["Cache eviction incident", "Redis"]
 
 
 @pytest.mark.parametrize("bad", [-1, "1", float("nan"), float("inf"), True, None])
@@ -97,5 +149,8 @@ def test_a_named_title_below_the_first_rounds_pool_is_not_lifted(tmp_path: Path)
             return ids.index("page"), res.hits[ids.index("page")].parts["title_named"]
 
         assert page()[1] == 0  # a candidate, but below the first round's top 20
-        assert page(pool_k=30) == (0, pytest.approx(1 / 11))  # within a pool of 30: named, and first
+        # within a pool of 30: named, and lifted to just below the first round's best (no second round here: the
+        # best passage names nothing the query lacks, so the one ranking there is is the head)
+        rank, term = page(pool_k=30)
+        assert rank == 1 and 0 < term < 1 / 11
         assert page(pool_k=30, title_named_weight=0)[0] > 0

@@ -12,7 +12,8 @@
    on by default with a model) steps 1-3 run again for the query followed by its best passage's
    text (the static class: that passage's names alone), and the two passage rankings are fused
    by reciprocal rank; a first-round passage whose title the query names gets one more term
-   (``title_named_weight``: as if a third ranking put it first).
+   (``title_named_weight``: as if a third ranking put it first), which never lifts it over the
+   passage both rounds rank first.
 4. Evidence: every hit carries citations (document, version, chunk, span, text) and the path
    from a seed; ``context`` packs the best evidence into a token budget.
 
@@ -23,6 +24,7 @@ documents, wiki pages and evidence.
 
 from __future__ import annotations
 
+import math
 import re
 import reprlib
 import time
@@ -209,6 +211,11 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     # within the first round's candidate pool: a named title deeper down is not lifted over it (R@2 the same on
     # every default row, R@5 and R@10 the same or higher than with no limit; docs/benchmarks.md)
     named = title_named(query, first[: cfg.pool_k]) if cfg.title_named_weight > 0 else set()
+    # The passage every round ranks first (the first round's best when there is no second) stays first: a title
+    # the query names is a hint where the rounds disagree, not a reason to overrule them where they agree ("how
+    # do I fix Redis running out of memory" named the topic note "Redis", which outranked the incident note both
+    # rounds put first). On MuSiQue and 2Wiki the term never lifted a passage over such a head (docs/benchmarks.md).
+    head = first[0].id if not second or second[0].id == first[0].id else None
     fused: list[Hit] = []
     for cid in by1.keys() | by2.keys():
         r1, r2 = rank1.get(cid), rank2.get(cid)
@@ -220,6 +227,13 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
         h.score = a + b + t
         h.seed = (cid in by1 and by1[cid].seed) or (cid in by2 and by2[cid].seed)
         fused.append(h)
+    if head is not None and named - {head}:
+        top = next(h.score for h in fused if h.id == head)
+        for h in fused:
+            if h.id != head and h.parts["title_named"] and h.score >= top:
+                # just below the head (strictly: documents and pages are sorted again by score alone)
+                h.score = max(math.nextafter(top, 0.0), h.parts["first_round"] + h.parts["feedback"])
+                h.parts["title_named"] = h.score - h.parts["first_round"] - h.parts["feedback"]
     fused.sort(key=lambda h: (-h.score, h.id))
     timings["feedback"] = (time.perf_counter() - t0) * 1000
     return fused[:want] + [h for h in hits if h.kind != "chunk"]
