@@ -1,5 +1,7 @@
 """Passage recall on multi-hop sets, ingested exactly as users do: MuSiQue (HippoRAG's 100-question
-tuning subset, 1,890 passages) and 2Wiki (100 development questions over 6,119 passages).
+tuning subset, 1,890 passages) and 2Wiki (100 development questions over 6,119 passages), HippoRAG's
+case studies, and the project's own notes vault (bench/data: Markdown notes ingested as a folder, with
+questions that name a topic note the answer is not; R@1 and R@2 per kind of question).
 
 Every passage is ingested as a ``{id, title, text}`` record through the public API
 (``kb.ingest_paths`` on a JSONL file); the title is a field, never glued into the text. Every
@@ -79,6 +81,8 @@ class Dataset:
     gold: list[set[str]]
     graphs: tuple[str, ...]
     notes: dict[str, Any] = field(default_factory=dict)
+    folder: Path | None = None  # a folder of files, ingested as a folder (record ids: the files' names)
+    kinds: list[str] | None = None  # a kind of question per question, reported apart
 
 
 def load_musique(data: Path) -> Dataset:
@@ -117,8 +121,33 @@ def load_case(name: str, data: Path) -> Dataset:
                    ("offline",))
 
 
+NOTES = Path(__file__).resolve().parent / "data"
+
+
+def load_notes() -> Dataset:
+    """The project's own notes vault (bench/data/README.md): Markdown notes ingested as a folder, the way a
+    stranger points graphmem at their vault, and questions of three kinds, among them questions that name a
+    topic note ("Redis") the answer is not."""
+    folder = NOTES / "notes_vault"
+    files = sorted(folder.glob("*.md"))
+    records = [{"id": f.stem, "title": f.stem, "text": f.read_text(encoding="utf-8")} for f in files]
+    questions, gold, kinds = [], [], []
+    for line in (NOTES / "notes_vault_queries.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            q = json.loads(line)
+            missing = [a for a in q["answers"] if not (folder / f"{a}.md").exists()]
+            if missing:
+                raise SystemExit(f"question {q['id']}: answer note(s) {missing} not in {folder}")
+            questions.append({"id": q["id"], "question": q["query"]})
+            gold.append(set(q["answers"]))
+            kinds.append(q["kind"])
+    return Dataset("notes", records, questions, gold, ("offline",), folder=folder, kinds=kinds)
+
+
 def load_dataset(name: str, data: Path) -> Dataset:
     """One of the multi-hop sets by name."""
+    if name == "notes":
+        return load_notes()
     if name == "musique":
         return load_musique(data)
     if name == "2wiki":
@@ -126,7 +155,8 @@ def load_dataset(name: str, data: Path) -> Dataset:
         return Dataset("2wiki", records, questions, gold, ("offline",))
     if name.startswith("case-") and name[5:] in CASES:
         return load_case(name[5:], data)
-    raise SystemExit(f"unknown dataset {name!r}: choose musique, 2wiki or " + ", ".join(f"case-{c}" for c in CASES))
+    raise SystemExit(f"unknown dataset {name!r}: choose musique, 2wiki, notes or "
+                     + ", ".join(f"case-{c}" for c in CASES))
 
 
 # -- knowledge bases, ingested as users do, cached ------------------------------------------------------------
@@ -176,11 +206,13 @@ def open_kb(ds: Dataset, model: str, spec: str, graph: str, use_cache: bool) -> 
         return graphmem.open(home / "kb", config=_config(spec)), info
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
-    jsonl = home / "corpus.jsonl"
-    jsonl.write_bytes(payload)
+    source = ds.folder
+    if source is None:
+        source = home / "corpus.jsonl"
+        source.write_bytes(payload)
     kb = graphmem.open(home / "kb", config=_config(spec))
     t = time.perf_counter()
-    s = kb.ingest_paths([jsonl], extractor="none" if graph == "openie" else "offline")
+    s = kb.ingest_paths([source], extractor="none" if graph == "openie" else "offline")
     info["ingest_s"] = round(time.perf_counter() - t, 1)
     if s.added != len(ds.records):
         raise SystemExit(f"ingest added {s.added} of {len(ds.records)}: {s.skipped[:3]} {s.failed[:3]}")
@@ -236,15 +268,22 @@ GRAPHMEM_METHODS: list[tuple[str, dict[str, Any], bool]] = [
 ]
 
 
-def graphmem_rankings(kb: graphmem.KnowledgeBase, questions: list[dict[str, Any]],
-                      kwargs: dict[str, Any]) -> tuple[list[list[str]], list[float]]:
-    """Per question, the ranked document ids of one graphmem search, and the latencies (ms)."""
+def record_ids(kb: graphmem.KnowledgeBase, ds: Dataset) -> dict[str, str]:
+    """Document id -> record id: a record's id is its document's, a file's record id is its name."""
+    if ds.folder is None:
+        return {r["id"]: r["id"] for r in ds.records}
+    return {d.doc_id: Path(d.source).stem for d in kb.store.list_documents()}
+
+
+def graphmem_rankings(kb: graphmem.KnowledgeBase, questions: list[dict[str, Any]], kwargs: dict[str, Any],
+                      ids: dict[str, str] | None = None) -> tuple[list[list[str]], list[float]]:
+    """Per question, the ranked record ids of one graphmem search, and the latencies (ms)."""
     out, lat = [], []
     for q in questions:
         t = time.perf_counter()
         res = kb.search(q["question"], kinds=["document"], k=max(KS), **kwargs)
         lat.append((time.perf_counter() - t) * 1000)
-        out.append([h.id for h in res.hits])
+        out.append([ids.get(h.id, h.id) if ids else h.id for h in res.hits])
     return out, lat
 
 
@@ -268,6 +307,26 @@ def summarise(row: dict[str, Any], rec: dict[int, list[float]], base: dict[int, 
         row[f"ratio@5_{name}"] = round(m / b, 3) if b else None
         row[f"R@5_{name}"] = round(100 * m / len(idx), 1) if idx else None  # a one-question set has one half
     return row
+
+
+def by_kind(ranked: list[list[str]], ds: Dataset, baseline: list[list[str]]) -> dict[str, dict[str, float]]:
+    """R@1 and R@2 of each kind of question (``ds.kinds``), graphmem's and the baseline's: on a notes vault
+    the top hit is what a user reads first."""
+    out: dict[str, dict[str, float]] = {}
+    for kind in sorted(set(ds.kinds or [])):
+        idx = [i for i, k in enumerate(ds.kinds or []) if k == kind]
+        row: dict[str, float] = {"n": len(idx)}
+        for k in (1, 2):
+            row[f"R@{k}"] = round(100 * sum(recall_at(ranked[i], ds.gold[i], k) for i in idx) / len(idx), 1)
+            row[f"bm25s R@{k}"] = round(100 * sum(recall_at(baseline[i], ds.gold[i], k) for i in idx) / len(idx), 1)
+        out[kind] = row
+    return out
+
+
+def _print_kinds(kinds: dict[str, dict[str, float]]) -> None:
+    for kind, r in kinds.items():
+        print(f"      {kind:<24} ({r['n']:>2.0f})  R@1 {r['R@1']:5.1f} (bm25s {r['bm25s R@1']:5.1f})  "
+              f"R@2 {r['R@2']:5.1f} (bm25s {r['bm25s R@2']:5.1f})")
 
 
 def _num(x: float | None) -> str:
@@ -324,6 +383,7 @@ def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, u
                 memoise_queries(kb)
             try:
                 kb.search("warm up", k=1)  # model load, vector index
+                doc_records = record_ids(kb, ds)
                 st = kb.stats()
                 print(f"[{ds.name} / {model} / graph={graph}] {'cached' if info['cached'] else 'ingested'} "
                       f"(ingest {info['ingest_s']:.1f} s), {st['entities']} entities, {st['edges']} relations, "
@@ -333,12 +393,15 @@ def run_dataset(ds: Dataset, models: list[str], graphs: list[str], data: Path, u
                         continue
                     if not uses_graph and gi > 0:
                         continue  # no graph used: the same on every graph, run once per model
-                    ranked, lat = graphmem_rankings(kb, ds.questions, kwargs)
+                    ranked, lat = graphmem_rankings(kb, ds.questions, kwargs, doc_records)
                     row = summarise({"dataset": ds.name, "model": model, "graph": graph if uses_graph else "-",
                                      "method": label, "p50_ms": round(statistics.median(lat), 1)},
                                     per_question(ranked, ds.gold), base)
                     rows.append(row)
                     _print_row(row)
+                    if ds.kinds:
+                        row["by_kind"] = by_kind(ranked, ds, bm)
+                        _print_kinds(row["by_kind"])
                 rows.append({"dataset": ds.name, "model": model, "graph": graph, "method": "(kb stats)",
                              "ingest_s": info["ingest_s"], "cache": info["cache"], "entities": st["entities"],
                              "relations": st["edges"],
@@ -366,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run every method on every dataset, model and graph; print the table; write JSON."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="../shared/data", type=Path)
-    ap.add_argument("--datasets", nargs="+", default=["musique", "2wiki", *(f"case-{c}" for c in CASES)])
+    ap.add_argument("--datasets", nargs="+", default=["musique", "2wiki", *(f"case-{c}" for c in CASES), "notes"])
     ap.add_argument("--models", nargs="+", default=["static", "minilm"])
     ap.add_argument("--graphs", nargs="+", default=["openie", "offline"])
     ap.add_argument("--methods", nargs="+", default=None, help="graphmem method labels to run (default: all)")

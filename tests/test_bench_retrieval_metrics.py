@@ -103,3 +103,41 @@ def test_musique_records_keep_the_title_out_of_the_text():
     assert rec["title"] == "Nolan" and rec["text"] == "Christopher Nolan directed Inception."
     assert counts["triples"] == 1 and counts["malformed_triples"] == 1
     assert rec["relations"][0]["supporting_text"] == "Christopher Nolan directed Inception."
+
+
+def test_the_notes_vault_loads_with_every_answer_a_note() -> None:
+    from multihop import load_notes
+
+    ds = load_notes()
+    titles = {r["id"] for r in ds.records}
+    assert len(ds.records) == 32 and len(ds.questions) == 36
+    assert all(r["title"] == r["id"] and r["text"].startswith(("# ", "---")) for r in ds.records)
+    assert all(g and g <= titles for g in ds.gold)
+    assert ds.kinds is not None
+    assert {k: ds.kinds.count(k) for k in set(ds.kinds)} == {"names-topic-not-answer": 16, "names-answer": 10,
+                                                             "describes": 10}
+    assert ds.folder is not None and ds.folder.is_dir()
+
+
+def test_a_folder_is_ranked_by_file_names_and_kinds_are_reported_apart(tmp_path: Path) -> None:
+    import graphmem
+    from multihop import Dataset, by_kind, graphmem_rankings, record_ids
+
+    folder = tmp_path / "vault"
+    folder.mkdir()
+    (folder / "Redis.md").write_text("# Redis\n\nOur cache and session store.\n", encoding="utf-8")
+    (folder / "Cache eviction incident.md").write_text("# Cache eviction incident\n\nRedis ran out of memory.\n",
+                                                       encoding="utf-8")
+    questions = [{"id": "q1", "question": "redis out of memory"}, {"id": "q2", "question": "which session store"}]
+    ds = Dataset("v", [], questions, [{"Cache eviction incident"}, {"Redis"}], ("offline",), folder=folder,
+                 kinds=["a", "b"])
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}) as kb:
+        kb.ingest_paths([folder])
+        ids = record_ids(kb, ds)
+        assert sorted(ids.values()) == ["Cache eviction incident", "Redis"]
+        ranked, _ = graphmem_rankings(kb, questions, {"preset": "bm25"}, ids)
+    assert ranked[0][0] == "Cache eviction incident" and ranked[1][0] == "Redis"
+    baseline = [["Redis", "Cache eviction incident"], ["Redis", "Cache eviction incident"]]
+    kinds = by_kind(ranked, ds, baseline)
+    assert kinds["a"] == {"n": 1, "R@1": 100.0, "bm25s R@1": 0.0, "R@2": 100.0, "bm25s R@2": 100.0}
+    assert kinds["b"]["R@1"] == kinds["b"]["bm25s R@1"] == 100.0
