@@ -246,7 +246,7 @@ def title_named(query: str, passages: Sequence[Hit]) -> set[str]:
     """The passages whose document title the query names, the best-ranked one of each document
     (``passages`` in rank order; the other chunks of a long document would take the places the
     second hop needs). Named: the title's words, a trailing "(...)" set aside ("Henry Worrall
-    (artist)"), appear in the query as one phrase (NFKC, case-folded), and one of them is a word
+    (artist)"), appear in the query as one phrase (NFKC, case-folded, diacritics set aside), and one of them is a word
     of two letters or more that is not a stop word (a note titled "Notes" is named by "... my
     notes", one titled "1984" or "C" by no "... of 1984" or "vitamin C").
     The page of the thing asked about is a first hop the second round must not push down: in
@@ -271,7 +271,10 @@ def title_named(query: str, passages: Sequence[Hit]) -> set[str]:
 
 
 def _words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
+    """The words of ``text`` case-folded and without diacritics, as the full-text index compares them (FTS5's
+    unicode61 folds "Café" and "cafe" together, so a query typed without the accent names the title too)."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", bare))]
 
 
 def feedback_text(query: str, passages: Sequence[str], cfg: PassageConfig) -> str:
