@@ -11,7 +11,7 @@ import pytest
 import graphmem
 from graphmem.errors import InvalidInput
 from graphmem.retrieval.hits import Hit
-from graphmem.retrieval.search import title_named
+from graphmem.retrieval.search import title_named, title_specificity
 
 QUESTION = "What currency predated the euro in the country Signmark is from?"
 DOCS = [
@@ -47,6 +47,18 @@ def test_a_title_needs_a_word_of_two_letters_and_unicode_forms_agree() -> None:
     assert title_named("Who was Jos\u00e9 Mar\u00eda?", [_hit("jm", "Jose Maria")]) == {"jm"}
 
 
+def test_a_title_other_candidates_name_too_gets_a_share_of_the_term() -> None:
+    def hit(cid: str, title: str, text: str) -> Hit:
+        return Hit("chunk", cid, 0.0, {}, False, title, text, cid, cid, 1, citations=[{"text": text}])
+
+    pool = [hit("redis", "Redis", "Our cache."), hit("evict", "Cache eviction incident", "Redis ran out of memory."),
+            hit("drill", "Sentinel drill", "We killed the redis master."), hit("page", "Signmark", "A rapper."),
+            hit("caf", "Caf\u00e9 Rouge", "Lunch."), hit("x", "Lunch spots", "Cafe Rouge is closed on Mondays.")]
+    # ctx is not needed: every hit already has its text (no store read)
+    share = title_specificity(None, {"redis", "page", "caf"}, pool)  # type: ignore[arg-type]
+    assert share == {"redis": pytest.approx(1 / 3), "page": 1.0, "caf": pytest.approx(1 / 2)}
+
+
 def test_only_the_best_chunk_of_a_named_document_is_named() -> None:
     """The other chunks of a long document titled as the query says would take the places the second hop needs."""
     hits = [_hit("sig:c3", "Signmark", "sig"), _hit("other", "Finnish markka"), _hit("sig:c0", "Signmark", "sig")]
@@ -63,12 +75,12 @@ def kb(tmp_path: Path):
 
 def test_the_page_the_question_names_is_not_pushed_down_by_the_rounds(kb) -> None:
     """The rounds disagree (the second, searching "Helsinki" from the first round's best passage, puts "Cities"
-    first): the named page climbs over the second round's passages, to just below the passage both rounds rank
-    high."""
+    first): the named page climbs over the second round's best and a first-round passage."""
     res = kb.search(QUESTION, k=5, config={"feedback_passages": 1})
     titles = [h.title for h in res.hits]
-    assert titles[:2] == ["Tour prices", "Signmark"]
-    assert res.hits[1].parts["title_named"] == pytest.approx(1 / 11)  # the whole term: no head to stay below
+    assert titles[:3] == ["Tour prices", "Tour dates", "Signmark"]
+    # no head to stay below; three other passages of the pool name "Signmark" too: a quarter of the term
+    assert res.hits[2].parts["title_named"] == pytest.approx(1 / 11 / 4)
     assert all(h.parts["title_named"] == 0 for h in res.hits if h.title != "Signmark")
     # Without the term the page falls to where the rounds put it (below passages that repeat the query's words
     # and the second round's best), which is what the rule changes.
@@ -152,8 +164,9 @@ def test_a_named_title_below_the_first_rounds_pool_is_not_lifted(tmp_path: Path)
             return ids.index("page"), res.hits[ids.index("page")].parts["title_named"]
 
         assert page()[1] == 0  # a candidate, but below the first round's top 20
-        # within a pool of 30: named, and lifted to just below the first round's best (no second round here: the
-        # best passage names nothing the query lacks, so the one ranking there is is the head)
+        # within a pool of 30: named, but all 22 other passages name "Signmark" too, so the page gets 1/23 of the
+        # term (a title every candidate names is no sign of the answer) and climbs a little
         rank, term = page(pool_k=30)
-        assert rank == 1 and 0 < term < 1 / 11
+        assert term == pytest.approx(1 / 11 / 23)
+        assert 0 < rank < page(pool_k=30, title_named_weight=0)[0]
         assert page(pool_k=30, title_named_weight=0)[0] > 0

@@ -210,7 +210,9 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     by1, by2 = {h.id: h for h in first}, {h.id: h for h in second}
     # within the first round's candidate pool: a named title deeper down is not lifted over it (R@2 the same on
     # every default row, R@5 and R@10 the same or higher than with no limit; docs/benchmarks.md)
-    named = title_named(query, first[: cfg.pool_k]) if cfg.title_named_weight > 0 else set()
+    pool = first[: cfg.pool_k]
+    named = title_named(query, pool) if cfg.title_named_weight > 0 else set()
+    specific = title_specificity(ctx, named, pool) if named else {}
     # The passage every round ranks first (the first round's best when there is no second) stays first: a title
     # the query names is a hint where the rounds disagree, not a reason to overrule them where they agree ("how
     # do I fix Redis running out of memory" named the topic note "Redis", which outranked the incident note both
@@ -222,7 +224,7 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
         h = by2[cid] if r1 is None or (r2 is not None and r2 < r1) else by1[cid]
         a = 1.0 / (cfg.feedback_rrf_k + r1) if r1 is not None else 0.0
         b = cfg.feedback_weight / (cfg.feedback_rrf_k + r2) if r2 is not None else 0.0
-        t = cfg.title_named_weight / (cfg.feedback_rrf_k + 1) if cid in named else 0.0
+        t = cfg.title_named_weight * specific[cid] / (cfg.feedback_rrf_k + 1) if cid in named else 0.0
         h.parts = {**h.parts, "first_round": a, "feedback": b, "title_named": t}
         h.score = a + b + t
         h.seed = (cid in by1 and by1[cid].seed) or (cid in by2 and by2[cid].seed)
@@ -267,6 +269,22 @@ def title_named(query: str, passages: Sequence[Hit]) -> set[str]:
         if named:
             out.add(h.id)
             docs.add(h.doc_id)
+    return out
+
+
+def title_specificity(ctx: Context, named: set[str], pool: Sequence[Hit]) -> dict[str, float]:
+    """Per named passage, 1 / (1 + the number of other documents' passages in the pool whose text names its
+    title too). A topic note ("Redis", "Python", "DNS") is named in many of the notes a question about it finds,
+    and is seldom their answer; an entity page the question names ("Signmark") is named in few. Measured on
+    MuSiQue, 2Wiki and the notes vaults together (docs/benchmarks.md, "the title's specificity")."""
+    fill_texts(ctx, pool)  # a chunk search fills only the texts it shows; a title's mentions need them all
+    texts = {h.id: f" {' '.join(_words(h.text or ''))} " for h in pool}
+    out: dict[str, float] = {}
+    for h in pool:
+        if h.id in named:
+            phrase = f" {' '.join(_words(_DISAMBIGUATION.sub('', h.title or '')))} "
+            others = sum(1 for x in pool if x.doc_id != h.doc_id and phrase in texts[x.id])
+            out[h.id] = 1.0 / (1 + others)
     return out
 
 
