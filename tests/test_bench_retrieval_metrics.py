@@ -117,6 +117,10 @@ def test_the_notes_vault_loads_with_every_answer_a_note() -> None:
     assert {k: ds.kinds.count(k) for k in set(ds.kinds)} == {"names-topic-not-answer": 16, "names-answer": 10,
                                                              "describes": 10}
     assert ds.folder is not None and ds.folder.is_dir()
+    blind = load_notes("notes-blind")
+    assert len(blind.records) == 60 and len(blind.questions) == 48
+    assert all(g and g <= {r["id"] for r in blind.records} for g in blind.gold)
+    assert blind.kinds is not None and blind.kinds.count("names-topic-not-answer") == 20
 
 
 def test_a_folder_is_ranked_by_file_names_and_kinds_are_reported_apart(tmp_path: Path) -> None:
