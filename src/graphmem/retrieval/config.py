@@ -90,9 +90,9 @@ class PassageConfig:
     feedback_with_query: bool = True   # the second query repeats the query before those words
     # a first-round passage (within its top pool_k) whose document title the query names ("... the country
     # Signmark is from?" and the page "Signmark") gets one more reciprocal-rank term in that fusion, as if a third
-    # ranking put it first, but never over the passage both rounds rank first; weight 0 turns it off. Measured on
-    # MuSiQue + 2Wiki, both models, and the notes vault of bench/data (docs/benchmarks.md, "Titles the question
-    # names")
+    # ranking put it first, shared with the other candidates that name the title too, and never over the passage
+    # both rounds rank first; weight 0 turns it off. Measured on MuSiQue + 2Wiki, both models, and the two notes
+    # vaults of bench/data (docs/benchmarks.md, "Titles the question names" and "The title's specificity")
     title_named_weight: float = 1.0
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the
     # score normalised by its maximum ("weighted") or 1 / (rerank_k + rank) ("rrf")

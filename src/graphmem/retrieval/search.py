@@ -12,8 +12,8 @@
    on by default with a model) steps 1-3 run again for the query followed by its best passage's
    text (the static class: that passage's names alone), and the two passage rankings are fused
    by reciprocal rank; a first-round passage whose title the query names gets one more term
-   (``title_named_weight``: as if a third ranking put it first), which never lifts it over the
-   passage both rounds rank first.
+   (``title_named_weight``: as if a third ranking put it first, divided among the candidates whose
+   text names that title too), which never lifts it over the passage both rounds rank first.
 4. Evidence: every hit carries citations (document, version, chunk, span, text) and the path
    from a seed; ``context`` packs the best evidence into a token budget.
 
