@@ -170,3 +170,24 @@ def test_a_named_title_below_the_first_rounds_pool_is_not_lifted(tmp_path: Path)
         assert term == pytest.approx(1 / 11 / 23)
         assert 0 < rank < page(pool_k=30, title_named_weight=0)[0]
         assert page(pool_k=30, title_named_weight=0)[0] > 0
+
+
+def test_titles_capped_below_the_head_keep_their_own_order(tmp_path: Path) -> None:
+    """With no second round (the best passage names nothing the query lacks) the first round's best is the head;
+    two named topic notes that the term would lift over it both stay below it, in the order the term gave them."""
+    docs = [("cmp", "Comparison of stores", "Compare Redis and Postgres, cache and database: latency, memory."),
+            ("redis", "Redis", "Our cache."), ("pg", "Postgres", "Our database."),
+            ("a", "Lunch", "Sandwiches."), ("b", "Travel", "Trains."), ("c", "Books", "Novels.")]
+    with graphmem.open(tmp_path / "kb", config={"embeddings": {"model": "none"}, "wiki": {"auto_pages": False}}) as kb:
+        for doc_id, title, text in docs:
+            kb.ingest_with_content(doc_id, title, f"{doc_id}.md", text, [], [])
+        query = "compare redis and postgres cache database"
+        off = kb.search(query, k=4, kinds=["chunk"], config={"feedback_passages": 1, "title_named_weight": 0})
+        res = kb.search(query, k=4, kinds=["chunk"], config={"feedback_passages": 1})
+        docs_view = kb.search(query, k=4, kinds=["document"], config={"feedback_passages": 1})
+    head = off.hits[0].title
+    named = [h.title for h in off.hits if h.title in ("Redis", "Postgres")]
+    assert head == "Comparison of stores" and len(named) == 2
+    assert [h.title for h in res.hits][:3] == [head, *named]  # the first round's order of the two is kept
+    assert res.hits[0].score > res.hits[1].score > res.hits[2].score
+    assert [h.title for h in docs_view.hits][:3] == [head, *named]

@@ -91,7 +91,7 @@ class PassageConfig:
     # a first-round passage (within its top pool_k) whose document title the query names ("... the country
     # Signmark is from?" and the page "Signmark") gets one more reciprocal-rank term in that fusion, as if a third
     # ranking put it first, shared with the other candidates that name the title too, and never over the passage
-    # both rounds rank first; weight 0 turns it off. Measured on MuSiQue + 2Wiki, both models, and the two notes
+    # both rounds rank first; weight 0 turns it off. Measured on MuSiQue + 2Wiki, both models, checked on the two notes
     # vaults of bench/data (docs/benchmarks.md, "Titles the question names" and "The title's specificity")
     title_named_weight: float = 1.0
     # rerank: (alpha*dense + beta*lexical + gamma*graph) * relevance, where each part is the

@@ -216,7 +216,7 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
     # The passage every round ranks first (the first round's best when there is no second) stays first: a title
     # the query names is a hint where the rounds disagree, not a reason to overrule them where they agree ("how
     # do I fix Redis running out of memory" named the topic note "Redis", which outranked the incident note both
-    # rounds put first). On MuSiQue and 2Wiki the term never lifted a passage over such a head (docs/benchmarks.md).
+    # rounds put first). On MuSiQue and 2Wiki R@2/5/10 are unchanged by the cap (docs/benchmarks.md).
     head = first[0].id if not second or second[0].id == first[0].id else None
     fused: list[Hit] = []
     for cid in by1.keys() | by2.keys():
@@ -231,11 +231,13 @@ def _feedback_round(ctx: Context, query: str, cfg: PassageConfig, hits: list[Hit
         fused.append(h)
     if head is not None and named - {head}:
         top = next(h.score for h in fused if h.id == head)
-        for h in fused:
-            if h.id != head and h.parts["title_named"] and h.score >= top:
-                # just below the head (strictly: documents and pages are sorted again by score alone)
-                h.score = max(math.nextafter(top, 0.0), h.parts["first_round"] + h.parts["feedback"])
-                h.parts["title_named"] = h.score - h.parts["first_round"] - h.parts["feedback"]
+        over = sorted((h for h in fused if h.id != head and h.parts["title_named"] and h.score >= top),
+                      key=lambda h: (-h.score, h.id))
+        below = top
+        for h in over:  # just below the head, in their own order (strictly: documents are sorted again by score)
+            below = math.nextafter(below, 0.0)
+            h.score = max(below, h.parts["first_round"] + h.parts["feedback"])
+            h.parts["title_named"] = h.score - h.parts["first_round"] - h.parts["feedback"]
     fused.sort(key=lambda h: (-h.score, h.id))
     timings["feedback"] = (time.perf_counter() - t0) * 1000
     return fused[:want] + [h for h in hits if h.kind != "chunk"]
