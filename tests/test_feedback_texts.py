@@ -9,6 +9,7 @@ import pytest
 
 import graphmem
 import graphmem.retrieval.passages as passages_mod
+from graphmem.retrieval.search import SearchResult
 
 DOCS = [
     ("ada", "Ada Lovelace", "Ada Lovelace wrote the first program for the Analytical Engine of Charles Babbage."),
@@ -27,7 +28,7 @@ def kb(tmp_path: Path) -> graphmem.KnowledgeBase:
     return kb
 
 
-def test_shown_hits_carry_text_and_citation(kb: graphmem.KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+def _counting_reads(kb: graphmem.KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     read: list[int] = []
     real = kb.ctx.store.get_chunks
 
@@ -37,15 +38,34 @@ def test_shown_hits_carry_text_and_citation(kb: graphmem.KnowledgeBase, monkeypa
         return real(ids)
 
     monkeypatch.setattr(kb.ctx.store, "get_chunks", counting)
-    res = kb.search("Where did the designer of the Analytical Engine live?", k=2, preset="feedback")
+    return read
+
+
+def _assert_texts_and_citations(res: SearchResult) -> None:
     texts = {doc_id: text for doc_id, _, text in DOCS}
     assert len(res.hits) == 2
     for h in res.hits:
         assert h.text == texts[h.doc_id]
         assert [(c["chunk_id"], c["text"], c["start"], c["end"]) for c in h.citations] == [
             (h.id, texts[h.doc_id], 0, len(texts[h.doc_id]))]
-    # the first round's best passage (the second query), then the two shown: no other text read
+
+
+def test_shown_hits_carry_text_and_citation(kb: graphmem.KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    read = _counting_reads(kb, monkeypatch)
+    res = kb.search("Where did the man who designed a mechanical computer live?", k=2, preset="feedback")
+    _assert_texts_and_citations(res)
+    # the query names no title: the first round's best passage (the second query), then the two shown, no other
     assert read[0] == 1 and sum(read[1:]) <= len(res.hits) and len(read) <= 2
+    kb.close()
+
+
+def test_a_named_title_reads_the_pool_once(kb: graphmem.KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The title term's share counts the pool passages whose text names the title: one more read of the pool,
+    only when the query names a title ("Analytical Engine")."""
+    read = _counting_reads(kb, monkeypatch)
+    res = kb.search("Where did the designer of the Analytical Engine live?", k=2, preset="feedback")
+    _assert_texts_and_citations(res)
+    assert read[0] == 1 and len(read) <= 3 and sum(read[1:]) <= len(DOCS)
     kb.close()
 
 
