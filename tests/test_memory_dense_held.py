@@ -1,6 +1,6 @@
 """The dense seeding's held scope vectors (memory/dense.py): a scope searched again while the store's read stamp
 holds scores its memories from a matrix of its own. Every answer is the index's own ``top_of`` of that moment, to
-the float, ties included: on the first search (nothing held), the second (the matrix read), later ones, after an
+the float, ties included: on the first search (the matrix kept), later ones, after an
 add, a text update and a delete (the stamp moved: read again), in another scope, and inside a write transaction."""
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ def _held_rows(kb: graphmem.KnowledgeBase) -> int:
 def test_held_scope_vectors_answer_as_the_index_does(tmp_path: Path, model_dir: Path) -> None:
     with _kb(tmp_path, model_dir) as kb:
         for round_ in range(3):
-            for q in QUERIES:
+            for n, q in enumerate(QUERIES):
                 got, expected = _both(kb, q, "u1")
                 assert got == expected and len(got) == 5
-            if round_ == 0:
-                assert _held_rows(kb) == 20  # read on the scope's second search at this stamp
+                if round_ == n == 0:
+                    assert _held_rows(kb) == 20  # kept from the scope's first search at this stamp
         got, expected = _both(kb, "same words", "u1", k=2)
         assert got == expected and got[0][1] == got[1][1] and got[0][0] < got[1][0]
         got, expected = _both(kb, "tea", "u2")

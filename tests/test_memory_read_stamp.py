@@ -38,10 +38,27 @@ def _sql_rank_inputs(home: Path) -> dict[str, tuple[Any, ...]]:
             " coalesce(u.used_at, m.used_at) FROM memories m LEFT JOIN memory_uses u ON u.rid = m.rowid_")}
 
 
+def _sql_full_rows(home: Path) -> dict[str, dict[str, Any]]:
+    """Every memory's full row as get_memories gives it, read by a connection of its own."""
+    with sqlite3.connect(home / "graph.db") as conn:
+        cur = conn.execute("SELECT m.*, coalesce(u.uses, m.uses) AS uses_now, coalesce(u.used_at, m.used_at)"
+                           " AS used_at_now FROM memories m LEFT JOIN memory_uses u ON u.rid = m.rowid_")
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r)) for r in cur]
+    out = {}
+    for row in rows:
+        row.update(uses=row.pop("uses_now"), used_at=row.pop("used_at_now"), metadata=json.loads(row["metadata"]),
+                   archived=bool(row["archived"]))
+        out[row["id"]] = row
+    return out
+
+
 def _held_equals_sql(kb: graphmem.KnowledgeBase, home: Path) -> dict[str, tuple[Any, ...]]:
+    """The held rank inputs and full rows (get_memories) equal what SQL reads now; returns the rank inputs."""
     truth = _sql_rank_inputs(home)
     held = kb.store.memory_rank_inputs(list(truth))
     assert {k: tuple(v) for k, v in held.items()} == truth
+    assert {k: dict(v) for k, v in kb.store.get_memories(list(truth)).items()} == _sql_full_rows(home)
     return truth
 
 
@@ -78,6 +95,26 @@ def test_use_counts_of_a_search_reach_the_held_copy_and_the_file(home: Path) -> 
     with graphmem.open(home, config=CONFIG) as fresh:  # durable: another store sees the counts
         assert {k: tuple(v) for k, v in fresh.store.memory_rank_inputs(ids).items()} == \
             {i: _sql_rank_inputs(home)[i] for i in ids}
+
+
+def test_held_full_rows_are_new_each_read_and_follow_the_use_counts(tmp_path: Path) -> None:
+    with graphmem.open(tmp_path / "kb", config=CONFIG) as kb:
+        kb.memory.add(["boats with a note"], user_id="u1", metadata={"tags": ["sea"], "n": 1})
+        _fill(kb)
+        mid = kb.memory.search("boats note", user_id="u1", limit=1).results[0].id
+        first = kb.store.get_memories([mid])[mid]
+        first["metadata"]["tags"].append("changed by the caller")  # a caller's change reaches nothing held
+        first["text"] = "changed"
+        reads = _statements(kb, lambda: kb.store.get_memories([mid]))
+        again = kb.store.get_memories([mid])[mid]
+        assert again["metadata"] == {"tags": ["sea"], "n": 1} and again["text"] == "boats with a note"
+        assert not [s for s in reads if s.startswith("SELECT")]  # held: no statement
+        kb.memory.search("boats note", user_id="u1", limit=1)  # its use count reaches the held row
+        assert kb.store.get_memories([mid])[mid]["uses"] == again["uses"] + 1
+        _held_equals_sql(kb, tmp_path / "kb")
+        kb.memory.update(mid, "boats, updated")  # a write moves the stamp: read again
+        assert kb.store.get_memories([mid])[mid]["text"] == "boats, updated"
+        _held_equals_sql(kb, tmp_path / "kb")
 
 
 def test_a_write_beside_the_use_counts_is_not_taken_for_harmless(home: Path) -> None:

@@ -80,21 +80,21 @@ def dense_top(ctx: Context, qvec: np.ndarray | None, filters: Mapping[str, Any],
         n *= 4
 
 
-# The vectors of the scopes searched more than once while the store's read stamp held: the seeding's product then
-# skips the index's freshness check, the scope's row lookups and the copy of its rows out of the index's matrix.
-# A scope's first search at a stamp only notes it (a one-shot search, or searches between writes, read nothing more).
+# The vectors of the scopes searched while the store's read stamp held: a search's product over its scope multiplies
+# a copy of the scope's rows gathered out of the index's matrix anyway; kept, the scope's next searches at that stamp
+# skip the index's freshness check, the scope's row lookups and the gather. (Kept from the first search on: keeping
+# the copy costs nothing but RAM, while waiting for a second search made every other search in an agent loop of
+# one search per write, and every scope's second search, pay the gather again.)
 _HELD_ROWS = 20_000  # rows (memories) held per store at most; all are dropped above
 _HELD_SCOPES = 256
 
 
 class _HeldScope:
-    """A scope's memories that have a vector (in the scope ids' order) and those vectors, as of ``stamp``
-    (``mat`` None: seen once, nothing read yet)."""
+    """A scope's memories that have a vector (``found``, in the scope ids' order) and those vectors (``mat``), as
+    of ``stamp``."""
 
-    def __init__(self, stamp: object, ids: list[str]) -> None:
-        self.stamp, self.ids = stamp, ids
-        self.found: list[str] = []
-        self.mat: np.ndarray | None = None
+    def __init__(self, stamp: object, ids: list[str], found: list[str], mat: np.ndarray) -> None:
+        self.stamp, self.ids, self.found, self.mat = stamp, ids, found, mat
 
 
 _HELD: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _HeldScope]] = weakref.WeakKeyDictionary()
@@ -115,19 +115,13 @@ def _held_top(ctx: Context, idx: VectorIndex, qvec: np.ndarray, filters: Mapping
     key = (tuple(sorted((f, v) for f, v in filters.items() if v is not None)), include_archived, idx.model)
     scope = held.get(key)
     if scope is None or scope.stamp != stamp or scope.ids is not ids:
-        if len(held) >= _HELD_SCOPES:
+        found, mat = idx.rows_of(ids)  # what top_of would multiply
+        if len(held) >= _HELD_SCOPES or sum(len(h.found) for h in held.values()) + len(found) > _HELD_ROWS:
             held.clear()
-        held[key] = _HeldScope(stamp, ids)
-        return idx.top_of(qvec, ids, k)
-    if scope.mat is None:  # the second search: the index's own scores, and its rows copied out for the next
-        sims = idx.similarity(qvec, ids)
-        scope.found = list(sims)  # the rows the index scores, in its order
-        if sum(len(h.found) for h in held.values()) > _HELD_ROWS:
-            held.clear()
+        if len(found) <= _HELD_ROWS:
+            scope = held[key] = _HeldScope(stamp, ids, found, mat)
         else:
-            mat = idx.vectors_of(scope.found) if scope.found else None
-            scope.mat = mat if mat is not None else np.zeros((0, 0), dtype=np.float32)
-        return top_by_score(list(sims), np.array(list(sims.values()), dtype=np.float64), k)
+            scope = _HeldScope(stamp, ids, found, mat)  # this search's only
     if not scope.found:
         return []
     scores = matvec(scope.mat, np.asarray(qvec, dtype=np.float32).reshape(-1)).astype(np.float64)

@@ -150,21 +150,28 @@ class VectorIndex:
 
     def _scores(self, query: np.ndarray, ids: list[str]) -> tuple[list[str], np.ndarray]:
         """The items of ``ids`` that have a vector, in ``ids``' order, and their cosines (float64)."""
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        found, mat = self.rows_of(ids)
+        if not found:
+            return [], np.zeros(0)
+        return found, matvec(mat, np.asarray(query, dtype=np.float32).reshape(-1)).astype(np.float64)
+
+    def rows_of(self, ids: list[str]) -> tuple[list[str], np.ndarray]:
+        """The items of ``ids`` that have a vector, in ``ids``' order, and their float32 rows (a new array):
+        the very matrix :meth:`similarity` multiplies, so a caller keeping it gets the same floats later."""
         if self._state is None and self._partial_calls < PARTIAL_CALLS and len(ids) <= PARTIAL_MAX:
             self._partial_calls += 1
             blobs = self.store.vectors_for(self.item_kind, ids, self.model)
             found = [i for i in ids if i in blobs]  # as the matrix path builds its rows
             if not found:
-                return [], np.zeros(0)
+                return [], np.zeros((0, 0), dtype=np.float32)
             mat = np.frombuffer(b"".join(blobs[i] for i in found), dtype=np.float16).reshape(len(found), -1)
-            return found, matvec(mat.astype(np.float32), q).astype(np.float64)
+            return found, mat.astype(np.float32)
         self.refresh()
         row = self._row
         found = [i for i in ids if i in row]
         if not found:
-            return [], np.zeros(0)
-        return found, matvec(self._mat[[row[i] for i in found]], q).astype(np.float64)
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return found, self._mat[[row[i] for i in found]]
 
     def vectors_of(self, ids: list[str]) -> np.ndarray | None:
         """``(len(ids), dim)`` float32 matrix aligned with ``ids`` (zero rows for items without a

@@ -53,13 +53,15 @@ _SELECT_COLUMNS = ", ".join({"uses": USES, "used_at": USED_AT}.get(c, f"m.{c}") 
 _HELD_SCOPES = 256  # scopes whose ids a store keeps (all are dropped when more are asked for)
 _SCOPE_READ = 1000  # a held miss reads its scope keys' rank inputs up to this many (then by id only)
 _ID, _METADATA, _ARCHIVED = _COLUMNS.index("id"), _COLUMNS.index("metadata"), _COLUMNS.index("archived")
+_USES, _USED_AT = _COLUMNS.index("uses"), _COLUMNS.index("used_at")
 
 
 def _row(r: Sequence[Any]) -> MemoryRow:
     """A memory row from a plain tuple of ``_COLUMNS`` (zip, not per-name lookups: the search's
     candidates go through here)."""
     out = dict(zip(_COLUMNS, r))
-    out["metadata"] = json.loads(r[_METADATA])
+    meta = r[_METADATA]
+    out["metadata"] = {} if meta == "{}" else json.loads(meta)  # most memories have none: skip the parser
     out["archived"] = bool(r[_ARCHIVED])
     return cast(MemoryRow, out)
 
@@ -87,9 +89,16 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
         return int(cur.lastrowid or 0)
 
     def get_memories(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
-        """Memories by id (missing ids are absent)."""
+        """Memories by id (missing ids are absent); each call builds new rows (held as tuples while the read
+        stamp holds, see memory_held.py)."""
         sql = f"SELECT {_SELECT_COLUMNS} FROM {WITH_USES} WHERE m.id IN ({{ids}})"
-        return {r[_ID]: _row(r) for r in self._rows_in(sql, ids)}
+
+        def read(some: list[str]) -> dict[str, tuple[Any, ...]]:
+            return {r[_ID]: tuple(r) for r in self._rows_in(sql, some)}
+
+        stamp = self.read_stamp()
+        got = read(list(ids)) if stamp is None else self._held_rank_inputs().get_full(stamp, ids, read)
+        return {i: _row(r) for i, r in got.items()}
 
     def memory_rank_inputs(self, ids: Iterable[str]) -> dict[str, MemoryRankInputs]:
         """The rerank's columns of each memory (a search scores ~50 candidates and shows ~10: the
@@ -121,7 +130,7 @@ class MemorySqlMixin(MemoryEdgeSqlMixin, ReadStampMixin, SqlHelpers):
     def _held_rank_inputs(self) -> HeldRankInputs:
         held = self.__dict__.get("_rank_inputs")
         if held is None:
-            held = self.__dict__["_rank_inputs"] = HeldRankInputs()
+            held = self.__dict__["_rank_inputs"] = HeldRankInputs(_USES, _USED_AT)
         return cast(HeldRankInputs, held)
 
     def list_memories(self, filters: ScopeFilters, include_archived: bool = False, limit: int = 100,
