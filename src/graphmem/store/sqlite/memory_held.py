@@ -24,13 +24,14 @@ MAX_HELD_ROWS = 20_000  # full rows (texts) held at most, the same way
 
 
 class HeldRankInputs:
-    """Rank inputs by memory id, labelled with the read stamp they were read at."""
+    """Rank inputs and full rows by memory id, labelled with the read stamp they were read at (``uses_at``,
+    ``used_at_at``: where a full row keeps its use count and its last use)."""
 
     def __init__(self, uses_at: int = -1, used_at_at: int = -1) -> None:
         self.stamp: object = None
         self.rows: dict[str, MemoryRankInputs] = {}
         self.full: dict[str, tuple[Any, ...]] = {}  # full rows as read, by id
-        self._uses_at, self._used_at_at = uses_at, used_at_at  # where a full row keeps its use counts
+        self._uses_at, self._used_at_at = uses_at, used_at_at
 
     def _at(self, stamp: object) -> None:
         if stamp != self.stamp or len(self.rows) > MAX_HELD or len(self.full) > MAX_HELD_ROWS:
