@@ -13,7 +13,7 @@ changes nothing held.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ..rows import MemoryRankInputs
 
@@ -21,6 +21,8 @@ __all__ = ["HeldRankInputs", "MAX_HELD", "MAX_HELD_ROWS"]
 
 MAX_HELD = 200_000  # memories held at most (all dropped above; refilled as searches ask)
 MAX_HELD_ROWS = 20_000  # full rows (texts) held at most, the same way
+
+V = TypeVar("V")
 
 
 class HeldRankInputs:
@@ -44,23 +46,13 @@ class HeldRankInputs:
         """The full rows (plain tuples) of those of ``ids`` that are memories; ``read`` (SQL) answers the ones
         not held at ``stamp``."""
         self._at(stamp)
-        wanted = list(ids)
-        held = self.full
-        missing = [i for i in wanted if i not in held]
-        if missing:
-            held.update(read(missing))
-        return {i: held[i] for i in wanted if i in held}
+        return _answer(self.full, ids, read)
 
     def get(self, stamp: object, ids: Iterable[str],
             read: Callable[[list[str]], dict[str, MemoryRankInputs]]) -> dict[str, MemoryRankInputs]:
         """Those of ``ids`` that are memories; ``read`` (SQL) answers the ones not held at ``stamp``."""
         self._at(stamp)
-        wanted = list(ids)
-        held = self.rows
-        missing = [i for i in wanted if i not in held]
-        if missing:
-            held.update(read(missing))
-        return {i: held[i] for i in wanted if i in held}
+        return _answer(self.rows, ids, read)
 
     def count_uses(self, by_count: Mapping[int, list[str]], now: str) -> None:
         """What ``record_memory_use`` wrote (committed, and counted harmless by the stamp)."""
@@ -76,3 +68,12 @@ class HeldRankInputs:
                     row[self._uses_at] += n
                     row[self._used_at_at] = now
                     full[mid] = tuple(row)
+
+
+def _answer(held: dict[str, V], ids: Iterable[str], read: Callable[[list[str]], dict[str, V]]) -> dict[str, V]:
+    """``held``'s values of ``ids``, the missing ones read (and kept) first; ids ``read`` does not know are absent."""
+    wanted = list(ids)
+    missing = [i for i in wanted if i not in held]
+    if missing:
+        held.update(read(missing))
+    return {i: held[i] for i in wanted if i in held}
