@@ -127,16 +127,33 @@ NOTES = Path(__file__).resolve().parent / "data"
 VAULTS = {"notes": "notes_vault", "notes-blind": "blind_vault"}
 
 
-def load_notes(name: str = "notes") -> Dataset:
+def load_notes(name: str = "notes", root: Path = NOTES) -> Dataset:
     """One of the project's own notes vaults (bench/data/README.md): Markdown notes ingested as a folder, the way a
     stranger points graphmem at their vault, and questions of three kinds, among them questions that name a
     topic note ("Redis") the answer is not. "notes" was written by us after the failure it tests; "notes-blind"
-    by a writer who never read the retrieval code."""
-    folder = NOTES / VAULTS[name]
-    files = sorted(folder.glob("*.md"))
-    records = [{"id": f.stem, "title": f.stem, "text": f.read_text(encoding="utf-8")} for f in files]
+    by a writer who never read the retrieval code.
+
+    The records (what the baselines read, and the gold ids) are the notes as graphmem's own Markdown reader gives
+    them: the title it takes and the body without the front matter, so bm25s and the dense baseline see what a
+    user's ingest indexes. The folder must hold top-level ``.md`` notes only: folder ingest takes every file,
+    subfolders too, and a record id is a file's name."""
+    from graphmem.ingest.extractors.base import SourceDocument
+    from graphmem.ingest.readers.markdown import read as read_markdown
+
+    folder = root / VAULTS[name]
+    others = sorted(str(f.relative_to(folder)) for f in folder.rglob("*")
+                    if f.is_file() and not (f.parent == folder and f.suffix == ".md"))
+    if others:
+        raise SystemExit(f"{folder}: holds {others[:5]}; a vault here is top-level .md notes only (folder ingest would "
+                         "take them and a record id is a file name): move them out")
+    records = []
+    for f in sorted(folder.glob("*.md")):
+        got = list(read_markdown(f, f.name, f.read_bytes()))
+        if len(got) != 1 or not isinstance(got[0], SourceDocument):
+            raise SystemExit(f"{f}: graphmem's Markdown reader did not give one document: {got}")
+        records.append({"id": f.stem, "title": got[0].title, "text": got[0].text})
     questions, gold, kinds = [], [], []
-    for line in (NOTES / f"{VAULTS[name]}_queries.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (root / f"{VAULTS[name]}_queries.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             q = json.loads(line)
             missing = [a for a in q["answers"] if not (folder / f"{a}.md").exists()]
@@ -197,6 +214,8 @@ def open_kb(ds: Dataset, model: str, spec: str, graph: str, use_cache: bool) -> 
                                                                                         dict[str, Any]]:
     """The knowledge base of ``ds`` for one model and graph: from the cache, or ingested now."""
     payload = _jsonl(ds.records, graph)
+    if ds.folder is not None:  # what is ingested is the files, front matter and all: the key holds their bytes
+        payload += b"".join(f.name.encode() + b"\0" + f.read_bytes() for f in sorted(ds.folder.glob("*.md")))
     key = hashlib.sha256(payload + spec.encode() + _source_hash(graph).encode()).hexdigest()[:16]
     home = CACHE / f"{ds.name}-{model}-{graph}-{key}"
     if REUSE_ANY and use_cache and not (home / "ingested.json").exists():

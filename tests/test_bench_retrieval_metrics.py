@@ -111,12 +111,10 @@ def test_the_notes_vault_loads_with_every_answer_a_note() -> None:
     ds = load_notes()
     titles = {r["id"] for r in ds.records}
     assert len(ds.records) == 32 and len(ds.questions) == 36
-    # graphmem titles a note by its first heading (or front-matter title): the gold ids are file names, so the two
-    # must agree for the bm25s baseline and graphmem to see the same titles
-    def heading(text: str) -> str:
-        return next(line[2:].strip() for line in text.splitlines() if line.startswith("# "))
-
-    assert all(heading(r["text"]) == r["id"] for r in ds.records)
+    # the records are what graphmem's Markdown reader gives: its title (the first heading) must be the file name the
+    # gold ids use, and the text is the body without the front matter (what bm25s and graphmem both index)
+    assert all(r["title"] == r["id"] for r in ds.records)
+    assert not any(r["text"].startswith("---") for r in ds.records)
     assert all(g and g <= titles for g in ds.gold)
     assert ds.kinds is not None
     assert {k: ds.kinds.count(k) for k in set(ds.kinds)} == {"names-topic-not-answer": 16, "names-answer": 10,
@@ -124,7 +122,8 @@ def test_the_notes_vault_loads_with_every_answer_a_note() -> None:
     assert ds.folder is not None and ds.folder.is_dir()
     blind = load_notes("notes-blind")
     assert len(blind.records) == 60 and len(blind.questions) == 48
-    assert all(heading(r["text"]) == r["id"] for r in blind.records)
+    assert all(r["title"] == r["id"] and not r["text"].startswith("---") for r in blind.records)
+    assert any((blind.folder / f"{r['id']}.md").read_text(encoding="utf-8").startswith("---") for r in blind.records)
     assert all(g and g <= {r["id"] for r in blind.records} for g in blind.gold)
     assert blind.kinds is not None and blind.kinds.count("names-topic-not-answer") == 20
 
@@ -151,3 +150,26 @@ def test_a_folder_is_ranked_by_file_names_and_kinds_are_reported_apart(tmp_path:
     kinds = by_kind(ranked, ds, baseline)
     assert kinds["a"] == {"n": 1, "R@1": 100.0, "bm25s R@1": 0.0, "R@2": 100.0, "bm25s R@2": 100.0}
     assert kinds["b"]["R@1"] == kinds["b"]["bm25s R@1"] == 100.0
+
+
+def test_a_vault_with_anything_but_top_level_notes_is_refused(tmp_path: Path) -> None:
+    """Folder ingest takes every file, subfolders too, and a record id is a file's name: the loader says so
+    instead of the run stopping later at "ingest added X of Y" or two notes sharing an id."""
+    from multihop import load_notes
+
+    vault = tmp_path / "notes_vault"
+    (vault / "sub").mkdir(parents=True)
+    (vault / "Redis.md").write_text("---\ntags: [topic]\n---\n# Redis\n\nA cache.\n", encoding="utf-8")
+    (tmp_path / "notes_vault_queries.jsonl").write_text(
+        json.dumps({"id": "q1", "query": "what is redis", "answers": ["Redis"], "kind": "names-answer"}) + "\n",
+        encoding="utf-8")
+    ds = load_notes("notes", root=tmp_path)
+    assert ds.records == [{"id": "Redis", "title": "Redis", "text": "# Redis\n\nA cache.\n"}]
+    (vault / "sub" / "Redis.md").write_text("# Redis\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"sub/Redis.md.*top-level .md notes only"):
+        load_notes("notes", root=tmp_path)
+    (vault / "sub" / "Redis.md").unlink()
+    (vault / "sub").rmdir()
+    (vault / "todo.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(SystemExit, match="todo.txt"):
+        load_notes("notes", root=tmp_path)
